@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sentryBin is the sentry binary built once for the end-to-end tests.
+var sentryBin string
+
+// testBinDir holds the binaries built from testdata.
+var testBinDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sentry-test-")
+	if err != nil {
+		panic(err)
+	}
+	testBinDir = dir
+	sentryBin = filepath.Join(dir, "sentry")
+	args := []string{"build", "-o", sentryBin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		panic("building sentry: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is what a command did.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func runCmd(t *testing.T, stdin string, argv ...string) result {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	cmd.Stdin = strings.NewReader(stdin)
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%v: %v", argv, err)
+		}
+		code = ee.ExitCode()
+		if code < 0 {
+			code = -1
+		}
+	}
+	return result{so.String(), se.String(), code}
+}
+
+// sandboxed runs argv under "sentry run" with flags.
+func sandboxed(t *testing.T, flags []string, argv ...string) result {
+	t.Helper()
+	full := append([]string{sentryBin, "run"}, flags...)
+	full = append(full, "--")
+	full = append(full, argv...)
+	return runCmd(t, "", full...)
+}
+
+// buildC compiles testdata/name.c once per test binary.
+func buildC(t *testing.T, name string) string {
+	t.Helper()
+	out := filepath.Join(testBinDir, name)
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	if b, err := exec.Command("gcc", "-O2", "-Wall", "-o", out, filepath.Join("testdata", name+".c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", name, err, b)
+	}
+	return out
+}
+
+// buildGo builds testdata/name (a Go main package) once.
+func buildGo(t *testing.T, name string) string {
+	t.Helper()
+	out := filepath.Join(testBinDir, name)
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	if b, err := exec.Command("go", "build", "-o", out, "./testdata/"+name).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", name, err, b)
+	}
+	return out
+}

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"golang.org/x/sys/unix"
+
+	"sentry/platform/ptrace"
+	"sentry/sentry"
+	"sentry/syscalls"
+)
+
+// runFlags are the flags of "sentry run".
+type runFlags struct {
+	strace    bool
+	logFile   string
+	logFormat string
+	stats     bool
+	statsJSON string
+	cpu       int
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.strace, "strace", false, "log every trapped syscall: tid, name, decoded arguments, result or errno, emulated or passthrough")
+	fs.StringVar(&f.logFile, "log", "", "write the log (and --strace lines) to `FILE` instead of stderr")
+	fs.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
+	fs.BoolVar(&f.stats, "stats", false, "print the counters as a table on stderr when the guest exits")
+	fs.StringVar(&f.statsJSON, "stats-json", "", "write the counters as JSON to `FILE` when the guest exits")
+	fs.IntVar(&f.cpu, "cpu", 0, "pin the tracer and the guest to this CPU (a trap then stays on one CPU, several times faster on a VM); -1 leaves them unpinned")
+}
+
+func runMain(args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var f runFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: sentry run [flags] -- COMMAND [ARG...]\n\n"+
+			"Runs COMMAND (looked up in PATH) as the guest under the ptrace + seccomp\n"+
+			"supervisor. Exit status is the guest's (128+N if killed by signal N);\n"+
+			"125 if the sandbox fails, 126 if COMMAND is not executable, 127 if not found.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "sentry run: no command given (usage: sentry run [flags] -- COMMAND [ARG...])")
+		return 2
+	}
+	return run(&f, argv)
+}
+
+func run(f *runFlags, argv []string) int {
+	logger, closeLog, err := newLogger(f)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
+		return exitSandbox
+	}
+	defer closeLog()
+
+	env := os.Environ()
+	path, code, err := lookPath(argv[0], env)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
+		return code
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: getwd: %v\n", err)
+		return exitSandbox
+	}
+	umask := unix.Umask(0)
+	unix.Umask(umask)
+
+	table := syscalls.NewTable()
+	opts := sentry.Options{Cwd: cwd, Umask: uint32(umask)}
+	if f.strace {
+		opts.Strace = logger
+	}
+	k := sentry.NewKernel(opts, table)
+
+	// Signals meant for the sandbox go to the guest, as they would to the
+	// program run natively. SIGINT and SIGQUIT from a terminal already
+	// reach the guest (it is in our process group), so they are only
+	// kept from killing the sandbox.
+	var defaultSignals []int
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT} {
+		if !signal.Ignored(s) {
+			defaultSignals = append(defaultSignals, int(s))
+		}
+	}
+	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
+	started := make(chan int, 1)
+	go func() {
+		pid := <-started
+		for s := range sigs {
+			unix.Kill(pid, s.(syscall.Signal))
+		}
+	}()
+
+	begin := time.Now()
+	ws, err := ptrace.Run(ptrace.Config{
+		Path:           path,
+		Argv:           argv,
+		Env:            env,
+		Traps:          table.Traps(),
+		DefaultSignals: defaultSignals,
+		CPU:            f.cpu,
+		Started:        func(pid int) { started <- pid },
+	}, k)
+	elapsed := time.Since(begin)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
+		return exitSandbox
+	}
+	k.Shutdown()
+	status := exitStatus(ws)
+	if err := writeStats(f, k, status, elapsed); err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
+		return exitSandbox
+	}
+	return status
+}
+
+// exitStatus is what a shell reports for the guest: its exit code, or
+// 128+N when signal N killed it.
+func exitStatus(ws unix.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// lookPath finds the guest executable as a shell would (execvp): a name
+// with a slash is used as is, others are searched in PATH. It returns the
+// shell's exit code for a failure: 127 not found, 126 not executable.
+func lookPath(name string, env []string) (string, int, error) {
+	if strings.Contains(name, "/") {
+		if err := checkExecutable(name); err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+				return "", exitNotFound, fmt.Errorf("%s: %w", name, err)
+			}
+			return "", exitNotExecutable, fmt.Errorf("%s: %w", name, err)
+		}
+		return name, 0, nil
+	}
+	pathEnv := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathEnv = v
+		}
+	}
+	var denied error
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		err := checkExecutable(p)
+		if err == nil {
+			return p, 0, nil
+		}
+		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && denied == nil {
+			denied = fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	if denied != nil {
+		return "", exitNotExecutable, denied
+	}
+	return "", exitNotFound, fmt.Errorf("%s: command not found", name)
+}
+
+func checkExecutable(p string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return unix.EISDIR
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return unix.EACCES
+	}
+	return unix.Access(p, unix.X_OK)
+}
+
+func newLogger(f *runFlags) (*zap.Logger, func(), error) {
+	var out io.Writer = os.Stderr
+	closeFn := func() {}
+	if f.logFile != "" {
+		file, err := os.Create(f.logFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open log: %w", err)
+		}
+		out = file
+		closeFn = func() { file.Close() }
+	}
+	encCfg := zap.NewProductionEncoderConfig()
+	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
+	var enc zapcore.Encoder
+	switch f.logFormat {
+	case "json":
+		enc = zapcore.NewJSONEncoder(encCfg)
+	case "console":
+		enc = zapcore.NewConsoleEncoder(encCfg)
+	default:
+		closeFn()
+		return nil, nil, fmt.Errorf("--log-format %q: want console or json", f.logFormat)
+	}
+	ws := zapcore.Lock(zapcore.AddSync(out))
+	logger := zap.New(zapcore.NewCore(enc, ws, zap.InfoLevel))
+	return logger, func() { logger.Sync(); closeFn() }, nil
+}
+
+// statsReport is the --stats-json document.
+type statsReport struct {
+	Counters   map[string]uint64 `json:"counters"`
+	ExitStatus int               `json:"exit_status"`
+	ElapsedNS  int64             `json:"elapsed_ns"`
+}
+
+func writeStats(f *runFlags, k *sentry.Kernel, status int, elapsed time.Duration) error {
+	if !f.stats && f.statsJSON == "" {
+		return nil
+	}
+	rep := statsReport{Counters: k.Counters.Snapshot(k.Table()), ExitStatus: status, ElapsedNS: elapsed.Nanoseconds()}
+	if f.statsJSON != "" {
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.statsJSON, append(data, '\n'), 0o644); err != nil {
+			return fmt.Errorf("--stats-json: %w", err)
+		}
+	}
+	if f.stats {
+		names := make([]string, 0, len(rep.Counters))
+		for n, v := range rep.Counters {
+			if v != 0 {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		fmt.Fprintf(os.Stderr, "%-44s %12s\n", "counter", "count")
+		for _, n := range names {
+			fmt.Fprintf(os.Stderr, "%-44s %12d\n", n, rep.Counters[n])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+// Package platform is the boundary between the sentry and the mechanism that
+// stops a guest at a system call (ptrace, seccomp user notification). A
+// platform runs the guest, reports each trapped call to a Supervisor and
+// carries out what the Supervisor decides. It imports nothing of the
+// sentry's: the sentry implements Supervisor.
+package platform
+
+// SyscallArgs are the six argument registers of a system call (x86-64 rdi,
+// rsi, rdx, r10, r8, r9).
+type SyscallArgs [6]uintptr
+
+// Action says what the platform does with a trapped system call.
+type Action uint8
+
+const (
+	// Passthrough lets the host kernel run the call unchanged.
+	Passthrough Action = iota
+	// Done skips the host call: the guest sees Result.Ret.
+	Done
+	// Rewrite makes the host run Result.Sysno with Result.Args instead
+	// (possibly the same call, to observe its result); the Supervisor's
+	// SyscallExit sees the host's return value and may replace it.
+	Rewrite
+)
+
+// Result is a Supervisor's decision for one trapped call.
+type Result struct {
+	Action Action
+	// Ret is the return value for Done: a value, or -errno.
+	Ret int64
+	// Sysno and Args are the call the host runs for Rewrite.
+	Sysno uintptr
+	Args  SyscallArgs
+}
+
+// Event kinds for Supervisor.NewTask, as the ptrace events that report them.
+const (
+	NewTaskClone = iota
+	NewTaskFork
+	NewTaskVfork
+)
+
+// Supervisor serves the trapped calls of a guest. A platform calls it for
+// each guest thread in order: a thread's calls never overlap, different
+// threads' calls may (on a concurrent platform).
+type Supervisor interface {
+	// Syscall is called when thread tid enters trapped call sysno.
+	Syscall(tid int32, sysno uintptr, args *SyscallArgs) Result
+	// SyscallExit is called when a call rewritten by Syscall returns ret
+	// (a value or -errno); the guest sees the value it returns.
+	SyscallExit(tid int32, ret int64) int64
+	// NewTask is called when thread parent has created thread or process
+	// child (kind is NewTaskClone, NewTaskFork or NewTaskVfork), before
+	// child runs any guest code.
+	NewTask(parent, child int32, kind int)
+	// Exec is called after a successful execve in thread tid; formerTID is
+	// the thread that called it (it differs from tid when a non-leader
+	// thread exec'd and took over the leader's id).
+	Exec(tid, formerTID int32)
+	// Exit is called when thread tid has exited.
+	Exit(tid int32)
+}

@@ -1,0 +1,318 @@
+// Package ptrace is the platform that stops a guest at its trapped system
+// calls with seccomp's SECCOMP_RET_TRACE and serves them from one tracer
+// thread, like gVisor's ptrace platform and strace --seccomp-bpf. Calls not
+// in the trap list never stop.
+package ptrace
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+)
+
+// Config says what guest to run.
+type Config struct {
+	// Path is the guest executable, already looked up; Argv and Env are
+	// its arguments and environment.
+	Path string
+	Argv []string
+	Env  []string
+	// Traps are the syscall numbers that stop the guest.
+	Traps []uintptr
+	// DefaultSignals are reset to SIG_DFL in the guest (signals the
+	// sandbox ignores for itself).
+	DefaultSignals []int
+	// CPU pins the tracer thread and the guest to one CPU when >= 0: a
+	// trap then costs two context switches on one CPU instead of two
+	// cross-CPU wake-ups (several times faster on a VM). -1 leaves them
+	// free.
+	CPU int
+	// Started, if set, is called with the guest's pid once it is traced.
+	Started func(pid int)
+}
+
+const seizeOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACESECCOMP |
+	unix.PTRACE_O_EXITKILL | unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK |
+	unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACEEXEC
+
+// syscallExitStop is WSTOPSIG at a syscall stop with PTRACE_O_TRACESYSGOOD.
+const syscallExitStop = unix.SIGTRAP | 0x80
+
+// thread is the tracer's state for one guest thread.
+type thread struct {
+	// inRewrite is set between a rewrite and its syscall-exit stop.
+	inRewrite bool
+	// saved are the guest's argument registers before a rewrite changed
+	// them: x86-64 syscalls preserve them, and compiled code relies on it.
+	saved   [6]uint64
+	changed bool
+}
+
+// tracer is the state of one Run; only the tracer thread touches it.
+type tracer struct {
+	sup     platform.Supervisor
+	initPID int32
+	threads map[int32]*thread
+	// early holds threads whose first stop arrived before their parent's
+	// clone event named them; they stay stopped until then.
+	early map[int32]bool
+	regs  unix.PtraceRegs
+}
+
+// Run starts the guest under the tracer and serves it until its first
+// process exits; what is left of the guest is then killed. It returns the
+// first process's wait status.
+func Run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
+	type result struct {
+		ws  unix.WaitStatus
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// ptrace requests are only accepted from the thread that attached,
+		// and this thread must outlive the guest: PTRACE_O_EXITKILL kills
+		// the guest when the tracer thread exits.
+		runtime.LockOSThread()
+		ws, err := run(cfg, sup)
+		done <- result{ws, err}
+	}()
+	r := <-done
+	return r.ws, r.err
+}
+
+func run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
+	if cfg.CPU >= 0 {
+		var set unix.CPUSet
+		set.Set(cfg.CPU)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return 0, fmt.Errorf("pin tracer to CPU %d: %w", cfg.CPU, err)
+		}
+	}
+	spec, err := json.Marshal(initSpec{Path: cfg.Path, Argv: cfg.Argv, Env: cfg.Env, Traps: cfg.Traps, DefaultSignals: cfg.DefaultSignals})
+	if err != nil {
+		return 0, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, fmt.Errorf("spec pipe: %w", err)
+	}
+	// The init stage is forked from this thread, so it inherits the CPU
+	// pinning; it waits on the pipe until it is seized.
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{InitArg0}, &syscall.ProcAttr{
+		Env:   cfg.Env,
+		Files: []uintptr{0, 1, 2, r.Fd()},
+	})
+	r.Close()
+	if err != nil {
+		w.Close()
+		return 0, fmt.Errorf("start init stage: %w", err)
+	}
+	t := &tracer{sup: sup, initPID: int32(pid), threads: map[int32]*thread{}, early: map[int32]bool{}}
+	if e := seize(int32(pid), seizeOptions); e != 0 {
+		w.Close()
+		unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, 0, nil)
+		return 0, fmt.Errorf("ptrace(PTRACE_SEIZE, %d): %w", pid, e)
+	}
+	t.threads[int32(pid)] = &thread{}
+	sup.NewTask(0, int32(pid), platform.NewTaskFork)
+	_, werr := w.Write(spec)
+	w.Close()
+	if werr != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		return 0, fmt.Errorf("send spec to init stage: %w", werr)
+	}
+	if cfg.Started != nil {
+		cfg.Started(pid)
+	}
+	return t.loop()
+}
+
+// loop waits for stops until the first process exits.
+func (t *tracer) loop() (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		tid, e := wait4(&ws)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0, fmt.Errorf("wait4: %w", e)
+		}
+		switch {
+		case ws.Exited() || ws.Signaled():
+			t.exited(tid)
+			if tid == t.initPID {
+				t.killAll()
+				return ws, nil
+			}
+		case ws.Stopped():
+			t.stopped(tid, ws)
+		}
+	}
+}
+
+func (t *tracer) exited(tid int32) {
+	delete(t.early, tid)
+	if _, ok := t.threads[tid]; ok {
+		delete(t.threads, tid)
+		t.sup.Exit(tid)
+	}
+}
+
+// killAll ends what is left of the guest once its first process is gone,
+// as the sandbox's contract says; PTRACE_O_EXITKILL would do it too when
+// the tracer exits, this makes it immediate.
+func (t *tracer) killAll() {
+	for tid := range t.threads {
+		unix.Kill(int(tid), unix.SIGKILL)
+	}
+	for tid := range t.early {
+		unix.Kill(int(tid), unix.SIGKILL)
+	}
+}
+
+func (t *tracer) stopped(tid int32, ws unix.WaitStatus) {
+	th := t.threads[tid]
+	if th == nil {
+		// A new thread's first stop can be reported before its parent's
+		// clone event; keep it stopped until the parent's event names it.
+		t.early[tid] = true
+		return
+	}
+	sig := ws.StopSignal()
+	// The ptrace event is status>>16 whatever the signal (TrapCause only
+	// looks at SIGTRAP stops, but group-stops report PTRACE_EVENT_STOP with
+	// the stop signal).
+	event := int(uint32(ws) >> 16)
+	switch {
+	case sig == syscallExitStop:
+		t.syscallExit(tid, th)
+	case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_SECCOMP:
+		t.syscallEnter(tid, th)
+	case sig == unix.SIGTRAP && (event == unix.PTRACE_EVENT_CLONE || event == unix.PTRACE_EVENT_FORK || event == unix.PTRACE_EVENT_VFORK):
+		t.newTask(tid, event)
+		resume(tid, th, 0)
+	case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_EXEC:
+		former, _ := eventMsg(tid)
+		if f := int32(former); f != tid {
+			// A non-leader thread exec'd and took over the leader's id
+			// (and its state moves with it); the other threads are gone.
+			if fth := t.threads[f]; fth != nil {
+				th = fth
+			}
+			delete(t.threads, f)
+			t.threads[tid] = th
+		}
+		t.sup.Exec(tid, int32(former))
+		resume(tid, th, 0)
+	case event == unix.PTRACE_EVENT_STOP:
+		switch sig {
+		case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+			// Group-stop: stay stopped, but let SIGCONT wake the thread
+			// without the tracer, as a stopped untraced process would.
+			listen(tid)
+		default:
+			// A new thread's first stop, or the stop after SIGCONT.
+			cont(tid, 0)
+		}
+	case event == 0:
+		// Signal-delivery stop: deliver the signal as the kernel would.
+		resume(tid, th, int(sig))
+	default:
+		resume(tid, th, 0)
+	}
+}
+
+// resume continues a thread after a stop that is not its syscall's exit:
+// a thread inside a rewritten call must still stop at that call's exit
+// (clone and exec report their events before it).
+func resume(tid int32, th *thread, sig int) {
+	if th.inRewrite {
+		ptraceRaw(unix.PTRACE_SYSCALL, tid, 0, uintptr(sig))
+		return
+	}
+	cont(tid, sig)
+}
+
+func (t *tracer) newTask(parent int32, event int) {
+	msg, e := eventMsg(parent)
+	if e != 0 {
+		return
+	}
+	child := int32(msg)
+	kind := platform.NewTaskClone
+	switch event {
+	case unix.PTRACE_EVENT_FORK:
+		kind = platform.NewTaskFork
+	case unix.PTRACE_EVENT_VFORK:
+		kind = platform.NewTaskVfork
+	}
+	t.threads[child] = &thread{}
+	t.sup.NewTask(parent, child, kind)
+	if t.early[child] {
+		delete(t.early, child)
+		cont(child, 0)
+	}
+}
+
+// syscallEnter serves a seccomp stop: one register read, at most one write.
+func (t *tracer) syscallEnter(tid int32, th *thread) {
+	regs := &t.regs
+	if getRegs(tid, regs) != 0 {
+		// The thread died under us (SIGKILL); its exit comes next.
+		return
+	}
+	args := platform.SyscallArgs{uintptr(regs.Rdi), uintptr(regs.Rsi), uintptr(regs.Rdx),
+		uintptr(regs.R10), uintptr(regs.R8), uintptr(regs.R9)}
+	res := t.sup.Syscall(tid, uintptr(regs.Orig_rax), &args)
+	switch res.Action {
+	case platform.Passthrough:
+		cont(tid, 0)
+	case platform.Done:
+		// orig_rax = -1 makes the kernel skip the call and return rax.
+		regs.Orig_rax = ^uint64(0)
+		regs.Rax = uint64(res.Ret)
+		setRegs(tid, regs)
+		cont(tid, 0)
+	case platform.Rewrite:
+		regs.Orig_rax = uint64(res.Sysno)
+		th.saved = [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}
+		regs.Rdi, regs.Rsi, regs.Rdx = uint64(res.Args[0]), uint64(res.Args[1]), uint64(res.Args[2])
+		regs.R10, regs.R8, regs.R9 = uint64(res.Args[3]), uint64(res.Args[4]), uint64(res.Args[5])
+		th.changed = th.saved != [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}
+		setRegs(tid, regs)
+		th.inRewrite = true
+		contSyscall(tid)
+	}
+}
+
+// syscallExit completes a rewrite: the supervisor sees the host's result and
+// the guest sees the supervisor's. The argument registers are restored, as
+// the guest's own call would have left them.
+func (t *tracer) syscallExit(tid int32, th *thread) {
+	if !th.inRewrite {
+		cont(tid, 0)
+		return
+	}
+	th.inRewrite = false
+	regs := &t.regs
+	if getRegs(tid, regs) != 0 {
+		return
+	}
+	ret := t.sup.SyscallExit(tid, int64(regs.Rax))
+	if uint64(ret) != regs.Rax || th.changed {
+		regs.Rax = uint64(ret)
+		s := &th.saved
+		regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9 = s[0], s[1], s[2], s[3], s[4], s[5]
+		setRegs(tid, regs)
+	}
+	cont(tid, 0)
+}

@@ -1,0 +1,59 @@
+package sentry
+
+import (
+	"sync/atomic"
+)
+
+// Counter names that checks and users read (DESIGN.md fixes them).
+const (
+	CounterCloseSync        = "close.sync"
+	CounterCloseDeferred    = "close.deferred"
+	CounterTaskWorkRun      = "taskwork.run"
+	CounterFstat            = "fstat"
+	CounterFstatatShortcut  = "newfstatat.empty_path_shortcut"
+	CounterFstatatLookup    = "newfstatat.lookup"
+	counterSyscallPrefix    = "syscall."
+	counterEmulatedSuffix   = ".emulated"
+	counterPassthroughSuffx = ".passthrough"
+)
+
+// MaxSyscall bounds the syscall numbers the sentry knows (x86-64's table
+// ends below it).
+const MaxSyscall = 512
+
+// Counters are the sentry's per-path and per-syscall event counts. They are
+// atomics so that a concurrent platform can count without a lock.
+type Counters struct {
+	CloseSync       atomic.Uint64
+	CloseDeferred   atomic.Uint64
+	TaskWorkRun     atomic.Uint64
+	Fstat           atomic.Uint64
+	FstatatShortcut atomic.Uint64
+	FstatatLookup   atomic.Uint64
+
+	emulated    [MaxSyscall]atomic.Uint64
+	passthrough [MaxSyscall]atomic.Uint64
+}
+
+// Snapshot returns every counter by name. Per-syscall counters of trapped
+// calls appear even when zero, so a reader can tell "trapped, never called"
+// from "not trapped".
+func (c *Counters) Snapshot(table *SyscallTable) map[string]uint64 {
+	m := map[string]uint64{
+		CounterCloseSync:       c.CloseSync.Load(),
+		CounterCloseDeferred:   c.CloseDeferred.Load(),
+		CounterTaskWorkRun:     c.TaskWorkRun.Load(),
+		CounterFstat:           c.Fstat.Load(),
+		CounterFstatatShortcut: c.FstatatShortcut.Load(),
+		CounterFstatatLookup:   c.FstatatLookup.Load(),
+	}
+	for nr := range table {
+		s := &table[nr]
+		if s.Fn == nil {
+			continue
+		}
+		m[counterSyscallPrefix+s.Name+counterEmulatedSuffix] = c.emulated[nr].Load()
+		m[counterSyscallPrefix+s.Name+counterPassthroughSuffx] = c.passthrough[nr].Load()
+	}
+	return m
+}

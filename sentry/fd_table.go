@@ -1,0 +1,168 @@
+package sentry
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"sentry/sentry/vfs"
+)
+
+// FDTable maps the guest's descriptor numbers that refer to sentry files
+// (virtual fds) to their descriptions: Linux's files_struct, restricted to
+// the numbers the sentry serves. The numbers themselves are the host
+// kernel's (each virtual fd is held by a placeholder in the guest's real
+// table), so allocation, RLIMIT_NOFILE and inheritance are the kernel's; the
+// FDTable follows every change the kernel makes. It is shared by tasks
+// cloned with CLONE_FILES.
+type FDTable struct {
+	users atomic.Int32
+
+	mu      sync.Mutex
+	entries map[int32]fdEntry
+}
+
+type fdEntry struct {
+	file    *vfs.FileDescription
+	cloexec bool
+}
+
+func newFDTable() *FDTable {
+	t := &FDTable{entries: map[int32]fdEntry{}}
+	t.users.Store(1)
+	return t
+}
+
+// Get returns the description at fd with a new reference, or nil if fd is
+// not a virtual fd.
+func (t *FDTable) Get(fd int32) *vfs.FileDescription {
+	t.mu.Lock()
+	e, ok := t.entries[fd]
+	if ok {
+		e.file.IncRef()
+	}
+	t.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return e.file
+}
+
+// Has reports whether fd is a virtual fd.
+func (t *FDTable) Has(fd int32) bool {
+	t.mu.Lock()
+	_, ok := t.entries[fd]
+	t.mu.Unlock()
+	return ok
+}
+
+// Len is the number of virtual fds.
+func (t *FDTable) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.entries)
+}
+
+// Install puts file at fd, taking a reference; it returns the description
+// that fd held before (the caller releases it), as dup2 replaces.
+func (t *FDTable) Install(fd int32, file *vfs.FileDescription, cloexec bool) *vfs.FileDescription {
+	file.IncRef()
+	t.mu.Lock()
+	old, had := t.entries[fd]
+	t.entries[fd] = fdEntry{file: file, cloexec: cloexec}
+	t.mu.Unlock()
+	if had {
+		return old.file
+	}
+	return nil
+}
+
+// Remove drops fd and returns its description, whose table reference the
+// caller now owns; nil if fd was not a virtual fd.
+func (t *FDTable) Remove(fd int32) *vfs.FileDescription {
+	t.mu.Lock()
+	e, ok := t.entries[fd]
+	if ok {
+		delete(t.entries, fd)
+	}
+	t.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return e.file
+}
+
+// CloseOnExec reports fd's FD_CLOEXEC flag and whether fd exists.
+func (t *FDTable) CloseOnExec(fd int32) (cloexec, ok bool) {
+	t.mu.Lock()
+	e, ok := t.entries[fd]
+	t.mu.Unlock()
+	return e.cloexec, ok
+}
+
+// SetCloseOnExec sets fd's FD_CLOEXEC flag (F_SETFD).
+func (t *FDTable) SetCloseOnExec(fd int32, cloexec bool) {
+	t.mu.Lock()
+	if e, ok := t.entries[fd]; ok {
+		e.cloexec = cloexec
+		t.entries[fd] = e
+	}
+	t.mu.Unlock()
+}
+
+// RemoveIf removes every entry for which pred holds and returns their
+// descriptions (close_range, exec's CLOEXEC sweep).
+func (t *FDTable) RemoveIf(pred func(fd int32, cloexec bool) bool) []*vfs.FileDescription {
+	var out []*vfs.FileDescription
+	t.mu.Lock()
+	for fd, e := range t.entries {
+		if pred(fd, e.cloexec) {
+			out = append(out, e.file)
+			delete(t.entries, fd)
+		}
+	}
+	t.mu.Unlock()
+	return out
+}
+
+// SetCloseOnExecIf marks entries for which pred holds (close_range with
+// CLOSE_RANGE_CLOEXEC).
+func (t *FDTable) SetCloseOnExecIf(pred func(fd int32) bool) {
+	t.mu.Lock()
+	for fd, e := range t.entries {
+		if pred(fd) {
+			e.cloexec = true
+			t.entries[fd] = e
+		}
+	}
+	t.mu.Unlock()
+}
+
+// Fork returns a copy for a child made without CLONE_FILES (dup_fd): every
+// description gains a reference.
+func (t *FDTable) Fork() *FDTable {
+	n := newFDTable()
+	t.mu.Lock()
+	for fd, e := range t.entries {
+		e.file.IncRef()
+		n.entries[fd] = e
+	}
+	t.mu.Unlock()
+	return n
+}
+
+// IncUsers shares the table with one more task (CLONE_FILES).
+func (t *FDTable) IncUsers() { t.users.Add(1) }
+
+// DecUsers drops a task's use; the last user's going closes every entry
+// (Linux's put_files_struct at exit), releasing synchronously.
+func (t *FDTable) DecUsers() {
+	if t.users.Add(-1) > 0 {
+		return
+	}
+	for _, f := range t.RemoveIf(func(int32, bool) bool { return true }) {
+		f.DecRef()
+	}
+}
+
+// Shared reports whether more than one task uses the table.
+func (t *FDTable) Shared() bool { return t.users.Load() > 1 }

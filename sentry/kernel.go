@@ -1,0 +1,251 @@
+// Package sentry is the sentry's kernel model: the Kernel that serves a
+// guest's trapped system calls, its Tasks and ThreadGroups, descriptor
+// tables, file system contexts and counters. It implements
+// platform.Supervisor; handlers live in package syscalls.
+package sentry
+
+import (
+	"sync"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry/vfs"
+)
+
+// ClosePath selects how close(2) releases a file.
+type ClosePath uint8
+
+const (
+	// CloseSync releases the last reference inside close, as Linux since
+	// the __fput_sync patch.
+	CloseSync ClosePath = iota
+	// CloseDeferred queues the release as task work run on the return to
+	// the guest, as the stock fput does.
+	CloseDeferred
+)
+
+// Options configure a Kernel.
+type Options struct {
+	ClosePath ClosePath
+	// FstatatShortcut answers newfstatat(fd, "", buf, AT_EMPTY_PATH) as
+	// fstat(fd) without copying or walking the path (Linux's vfs_fstatat
+	// shortcut).
+	FstatatShortcut bool
+	// Strace, if set, logs every trapped call.
+	Strace *zap.Logger
+	// Cwd and Umask are the first guest process's.
+	Cwd   string
+	Umask uint32
+	// Mounts are the sentry's file systems.
+	Mounts []*vfs.Mount
+}
+
+// Kernel is the whole sentry state of one sandbox: no state lives outside
+// it.
+type Kernel struct {
+	Counters Counters
+	Opts     Options
+	VFS      *vfs.VirtualFilesystem
+
+	table *SyscallTable
+
+	mu    sync.Mutex
+	tasks map[int32]*Task
+}
+
+// NewKernel returns a kernel serving table.
+func NewKernel(opts Options, table *SyscallTable) *Kernel {
+	return &Kernel{
+		Opts:  opts,
+		VFS:   vfs.New(opts.Mounts),
+		table: table,
+		tasks: map[int32]*Task{},
+	}
+}
+
+// Table returns the syscall table.
+func (k *Kernel) Table() *SyscallTable { return k.table }
+
+// Task returns the task with tid, or nil.
+func (k *Kernel) Task(tid int32) *Task {
+	k.mu.Lock()
+	t := k.tasks[tid]
+	k.mu.Unlock()
+	return t
+}
+
+// Syscall implements platform.Supervisor.Syscall: dispatch through the
+// table, count, run task work before the task goes back to the guest.
+func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs) platform.Result {
+	t := k.Task(tid)
+	if t == nil || sysno >= MaxSyscall || k.table[sysno].Fn == nil {
+		// A call of a thread the sentry never saw created (impossible
+		// unless the platform lost an event) runs on the host.
+		return platform.Result{}
+	}
+	t.sysno = sysno
+	t.exit = nil
+	res := k.table[sysno].Fn(t, args)
+	if k.Opts.Strace != nil && res.Action == platform.Passthrough {
+		// Tracing needs the host's result: observe the call's exit.
+		res.Action = platform.Rewrite
+		res.Sysno = sysno
+		res.Args = *args
+		if t.exit == nil {
+			t.exit = identityExit
+		}
+	}
+	if res.Served {
+		k.Counters.emulated[sysno].Add(1)
+	} else {
+		k.Counters.passthrough[sysno].Add(1)
+	}
+	if res.Action == platform.Rewrite {
+		if k.Opts.Strace != nil {
+			t.traceArgs = k.decodeArgs(t, sysno, args)
+			t.traceServed = res.Served
+		}
+		return res.Result
+	}
+	if len(t.deferred) > 0 {
+		t.runTaskWork()
+	}
+	if k.Opts.Strace != nil {
+		k.trace(t, sysno, k.decodeArgs(t, sysno, args), res.Ret, res.Served)
+	}
+	return res.Result
+}
+
+func identityExit(_ *Task, ret int64) int64 { return ret }
+
+// SyscallExit implements platform.Supervisor.SyscallExit.
+func (k *Kernel) SyscallExit(tid int32, ret int64) int64 {
+	t := k.Task(tid)
+	if t == nil {
+		return ret
+	}
+	if t.exit != nil {
+		exit := t.exit
+		t.exit = nil
+		ret = exit(t, ret)
+	}
+	if len(t.deferred) > 0 {
+		t.runTaskWork()
+	}
+	if k.Opts.Strace != nil {
+		k.trace(t, t.sysno, t.traceArgs, ret, t.traceServed)
+	}
+	return ret
+}
+
+// NewTask implements platform.Supervisor.NewTask, sharing or copying the
+// parent's descriptor table and fs context as the clone flags the parent
+// passed say (copy_files, copy_fs).
+func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	parent := k.tasks[parentTID]
+	child := &Task{k: k, TID: childTID}
+	if parent == nil {
+		// The first process.
+		child.TG = &ThreadGroup{TGID: childTID, tasks: map[int32]*Task{}}
+		child.fdt = newFDTable()
+		child.fs = &FSContext{users: 1, cwd: k.Opts.Cwd, umask: k.Opts.Umask & 0777}
+	} else {
+		flags := parent.cloneFlags
+		parent.cloneFlags = 0
+		switch kind {
+		case platform.NewTaskFork:
+			flags &^= unix.CLONE_THREAD | unix.CLONE_FILES | unix.CLONE_FS
+		case platform.NewTaskVfork:
+			flags &^= unix.CLONE_THREAD
+		}
+		if flags&unix.CLONE_THREAD != 0 {
+			child.TG = parent.TG
+		} else {
+			child.TG = &ThreadGroup{TGID: childTID, tasks: map[int32]*Task{}}
+		}
+		if flags&unix.CLONE_FILES != 0 {
+			parent.fdt.IncUsers()
+			child.fdt = parent.fdt
+		} else {
+			child.fdt = parent.fdt.Fork()
+		}
+		if flags&unix.CLONE_FS != 0 {
+			parent.fs.mu.Lock()
+			parent.fs.users++
+			parent.fs.mu.Unlock()
+			child.fs = parent.fs
+		} else {
+			child.fs = parent.fs.fork()
+		}
+	}
+	child.TG.tasks[childTID] = child
+	k.tasks[childTID] = child
+}
+
+// Exec implements platform.Supervisor.Exec: the other threads are gone, the
+// table is unshared and its close-on-exec entries closed (Linux's
+// begin_new_exec: unshare_files, do_close_on_exec).
+func (k *Kernel) Exec(tid, formerTID int32) {
+	k.mu.Lock()
+	t := k.tasks[formerTID]
+	if t == nil {
+		k.mu.Unlock()
+		return
+	}
+	for otid, o := range t.TG.tasks {
+		if o != t {
+			k.removeTaskLocked(o)
+		}
+		delete(t.TG.tasks, otid)
+	}
+	delete(k.tasks, formerTID)
+	t.TID = tid
+	t.TG.tasks[tid] = t
+	k.tasks[tid] = t
+	k.mu.Unlock()
+
+	if t.fdt.Shared() {
+		n := t.fdt.Fork()
+		t.fdt.DecUsers()
+		t.fdt = n
+	}
+	for _, f := range t.fdt.RemoveIf(func(_ int32, cloexec bool) bool { return cloexec }) {
+		f.DecRef()
+	}
+}
+
+// Exit implements platform.Supervisor.Exit.
+func (k *Kernel) Exit(tid int32) {
+	k.mu.Lock()
+	t := k.tasks[tid]
+	if t != nil {
+		k.removeTaskLocked(t)
+	}
+	k.mu.Unlock()
+}
+
+// removeTaskLocked drops t and its uses of shared state (exit_files,
+// exit_fs). k.mu is held.
+func (k *Kernel) removeTaskLocked(t *Task) {
+	if k.tasks[t.TID] == t {
+		delete(k.tasks, t.TID)
+	}
+	if t.TG.tasks[t.TID] == t {
+		delete(t.TG.tasks, t.TID)
+	}
+	t.runTaskWork()
+	t.fdt.DecUsers()
+}
+
+// Shutdown releases every task's files once the guest is gone.
+func (k *Kernel) Shutdown() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, t := range k.tasks {
+		k.removeTaskLocked(t)
+	}
+}

@@ -1,0 +1,102 @@
+package sentry
+
+import (
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+)
+
+// SyscallFn serves one trapped call of task t.
+type SyscallFn func(t *Task, args *platform.SyscallArgs) Result
+
+// ExitFn completes a rewritten call: it sees the host's return value and
+// returns what the guest sees.
+type ExitFn func(t *Task, ret int64) int64
+
+// ArgKind says how --strace decodes an argument.
+type ArgKind uint8
+
+// Argument kinds for --strace.
+const (
+	ArgNone ArgKind = iota
+	ArgInt
+	ArgHex
+	ArgFD
+	ArgPath
+	ArgOpenFlags
+	ArgAtFlags
+	ArgMode
+	ArgPtr
+	ArgCloneFlags
+	ArgFcntlCmd
+)
+
+// Syscall is one entry of the table: its name, handler and how to print
+// its arguments.
+type Syscall struct {
+	Name string
+	Fn   SyscallFn
+	Args []ArgKind
+}
+
+// SyscallTable maps syscall numbers to entries; the trap list is derived
+// from it (Traps), so a handler and its trap cannot drift apart.
+type SyscallTable [MaxSyscall]Syscall
+
+// Traps lists the numbers that have a handler.
+func (tb *SyscallTable) Traps() []uintptr {
+	var nrs []uintptr
+	for nr := range tb {
+		if tb[nr].Fn != nil {
+			nrs = append(nrs, uintptr(nr))
+		}
+	}
+	return nrs
+}
+
+// Result is a handler's decision: the platform's action plus whether the
+// sentry served the call (a close of a virtual fd is served by the sentry
+// even though the host also runs it, to drop the placeholder).
+type Result struct {
+	platform.Result
+	Served bool
+}
+
+// Pass lets the host run the call as the guest issued it.
+func Pass() Result { return Result{} }
+
+// PassServed lets the host run the call, which the sentry has served too.
+func PassServed() Result { return Result{Served: true} }
+
+// Ret completes the call with value v.
+func Ret(v int64) Result {
+	return Result{Result: platform.Result{Action: platform.Done, Ret: v}, Served: true}
+}
+
+// Err completes the call with errno e.
+func Err(e unix.Errno) Result {
+	return Result{Result: platform.Result{Action: platform.Done, Ret: -int64(e)}, Served: true}
+}
+
+// ErrOf completes the call with err, which must be a unix.Errno (anything
+// else is a sentry bug, reported to the guest as EIO rather than a crash).
+func ErrOf(err error) Result {
+	if e, ok := err.(unix.Errno); ok {
+		return Err(e)
+	}
+	return Err(unix.EIO)
+}
+
+// Observe lets the host run the call unchanged and calls exit with its
+// result.
+func Observe(t *Task, sysno uintptr, args *platform.SyscallArgs, exit ExitFn, served bool) Result {
+	t.exit = exit
+	return Result{Result: platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: *args}, Served: served}
+}
+
+// RewriteTo makes the host run sysno with args instead and calls exit with
+// its result.
+func RewriteTo(t *Task, sysno uintptr, args platform.SyscallArgs, exit ExitFn) Result {
+	t.exit = exit
+	return Result{Result: platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: args}, Served: true}
+}

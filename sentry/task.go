@@ -1,0 +1,133 @@
+package sentry
+
+import (
+	"sync"
+
+	"sentry/sentry/vfs"
+)
+
+// ThreadGroup is a guest process: the threads that share a tgid.
+type ThreadGroup struct {
+	TGID int32
+	// tasks are the live threads, guarded by Kernel.mu.
+	tasks map[int32]*Task
+}
+
+// FSContext is a task's file system context (Linux's fs_struct): working
+// directory and umask, shared by tasks cloned with CLONE_FS.
+type FSContext struct {
+	mu    sync.Mutex
+	users int32
+	// cwd is the working directory's absolute host path as the kernel
+	// reports it, or the path of a sentry directory.
+	cwd   string
+	umask uint32
+}
+
+// Cwd returns the working directory path.
+func (f *FSContext) Cwd() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cwd
+}
+
+// SetCwd changes the working directory path.
+func (f *FSContext) SetCwd(p string) {
+	f.mu.Lock()
+	f.cwd = p
+	f.mu.Unlock()
+}
+
+// Umask returns the umask.
+func (f *FSContext) Umask() uint32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.umask
+}
+
+// SetUmask sets the umask (umask(2)) and returns the old one.
+func (f *FSContext) SetUmask(m uint32) uint32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old := f.umask
+	f.umask = m & 0777
+	return old
+}
+
+func (f *FSContext) fork() *FSContext {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &FSContext{users: 1, cwd: f.cwd, umask: f.umask}
+}
+
+// Task is one guest thread as the sentry sees it.
+type Task struct {
+	k   *Kernel
+	TID int32
+	TG  *ThreadGroup
+
+	fdt *FDTable
+	fs  *FSContext
+
+	// exit completes a rewritten call at its syscall-exit stop.
+	exit ExitFn
+	// sysno is the call being served, for --strace and counters.
+	sysno uintptr
+	// cloneFlags are the flags of the clone this task is in, recorded at
+	// the call's entry for the clone event that follows.
+	cloneFlags uint64
+	// deferred are descriptions whose release was queued as task work by
+	// close in deferred mode (Linux's fput -> task_work_add); they are
+	// released when the task returns to the guest.
+	deferred []*vfs.FileDescription
+
+	// traceArgs and traceServed hold a rewritten call's decoded
+	// arguments until its exit, for --strace.
+	traceArgs   string
+	traceServed bool
+
+	// pathBuf is reused for guest path strings.
+	pathBuf []byte
+	// scratch holds per-call state between a rewrite and its exit.
+	scratch scratch
+}
+
+// scratch is a handler's state carried from a call's entry to its exit.
+type scratch struct {
+	fd    int32
+	flags uint32
+	mode  uint32
+	path  string
+	file  *vfs.FileDescription
+	aux   int64
+	mount *vfs.Mount
+	dir   vfs.Dentry
+}
+
+// Kernel returns the task's kernel.
+func (t *Task) Kernel() *Kernel { return t.k }
+
+// FDTable returns the task's descriptor table.
+func (t *Task) FDTable() *FDTable { return t.fdt }
+
+// FSContext returns the task's cwd and umask.
+func (t *Task) FSContext() *FSContext { return t.fs }
+
+// QueueRelease queues the release of f as task work (deferred close).
+func (t *Task) QueueRelease(f *vfs.FileDescription) {
+	t.deferred = append(t.deferred, f)
+}
+
+// runTaskWork releases what close deferred, as Linux's task_work_run on
+// return to user mode.
+func (t *Task) runTaskWork() {
+	for i, f := range t.deferred {
+		f.DecRef()
+		t.deferred[i] = nil
+		t.k.Counters.TaskWorkRun.Add(1)
+	}
+	t.deferred = t.deferred[:0]
+}
+
+// SetCloneFlags records the flags of the clone the task is entering.
+func (t *Task) SetCloneFlags(f uint64) { t.cloneFlags = f }

@@ -1,0 +1,97 @@
+package vfs
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// FileDescription is an open file: Linux's struct file. It is shared by the
+// descriptors that dup and fork make, which share its offset and status
+// flags; it holds a reference on its inode until its own last reference
+// goes.
+type FileDescription struct {
+	refs atomic.Int64
+
+	Mount  *Mount
+	Dentry Dentry
+	Inode  Inode
+
+	// mu guards offset and flags, as f_pos_lock and f_lock do.
+	mu     sync.Mutex
+	offset int64
+	flags  uint32
+}
+
+// NewFileDescription returns a description with one reference, holding a
+// reference on d's inode.
+func NewFileDescription(m *Mount, d Dentry, flags uint32) *FileDescription {
+	fd := &FileDescription{Mount: m, Dentry: d, Inode: d.Inode(), flags: flags}
+	fd.refs.Store(1)
+	fd.Inode.IncRef()
+	return fd
+}
+
+// IncRef takes a reference (dup, fork, a table entry).
+func (fd *FileDescription) IncRef() { fd.refs.Add(1) }
+
+// DecRef drops a reference; the last one releases the file (Linux's
+// __fput): the inode's open reference goes, which frees an unlinked inode.
+// It reports whether this was the last reference.
+func (fd *FileDescription) DecRef() bool {
+	n := fd.refs.Add(-1)
+	if n > 0 {
+		return false
+	}
+	if n < 0 {
+		panic("vfs: FileDescription reference count below zero")
+	}
+	fd.Inode.DecRef()
+	return true
+}
+
+// Refs is the current reference count (for tests and consistency checks).
+func (fd *FileDescription) Refs() int64 { return fd.refs.Load() }
+
+// Flags are the access mode and status flags (F_GETFL).
+func (fd *FileDescription) Flags() uint32 {
+	fd.mu.Lock()
+	defer fd.mu.Unlock()
+	return fd.flags
+}
+
+// setFlMask are the flags F_SETFL may change on Linux (setfl): O_APPEND,
+// O_NONBLOCK, O_NDELAY (= O_NONBLOCK), O_DIRECT, O_NOATIME, O_ASYNC.
+const setFlMask = unix.O_APPEND | unix.O_NONBLOCK | unix.O_DIRECT | unix.O_NOATIME | unix.O_ASYNC
+
+// SetFlags is F_SETFL: only the changeable status flags move.
+func (fd *FileDescription) SetFlags(flags uint32) {
+	fd.mu.Lock()
+	defer fd.mu.Unlock()
+	fd.flags = fd.flags&^setFlMask | flags&setFlMask
+}
+
+// Readable and Writable are the access mode checks of read and write
+// (FMODE_READ, FMODE_WRITE); O_PATH descriptions are neither.
+func (fd *FileDescription) Readable() bool {
+	f := fd.flags
+	return f&unix.O_PATH == 0 && (f&unix.O_ACCMODE == unix.O_RDONLY || f&unix.O_ACCMODE == unix.O_RDWR)
+}
+
+// Writable: see Readable.
+func (fd *FileDescription) Writable() bool {
+	f := fd.flags
+	return f&unix.O_PATH == 0 && (f&unix.O_ACCMODE == unix.O_WRONLY || f&unix.O_ACCMODE == unix.O_RDWR)
+}
+
+// IsPath reports an O_PATH description.
+func (fd *FileDescription) IsPath() bool { return fd.flags&unix.O_PATH != 0 }
+
+// Lock and Unlock serialize offset-based I/O (f_pos_lock).
+func (fd *FileDescription) Lock()   { fd.mu.Lock() }
+func (fd *FileDescription) Unlock() { fd.mu.Unlock() }
+
+// Offset and SetOffset are valid under Lock.
+func (fd *FileDescription) Offset() int64       { return fd.offset }
+func (fd *FileDescription) SetOffset(off int64) { fd.offset = off }

@@ -1,0 +1,19 @@
+package vfs
+
+// Mount is one mounted file system instance at a point in the guest's path
+// tree. Point is absolute and clean ("/tmp").
+type Mount struct {
+	Point string
+	Root  Dentry
+	// ID is the mount id statx reports (stx_mnt_id).
+	ID uint64
+	// FS is the implementation, for statfs and usage figures.
+	FS Filesystem
+}
+
+// Filesystem is what a mount needs of its file system beyond the tree.
+type Filesystem interface {
+	Root() Dentry
+	Usage() (inodes, bytes int64)
+	Check() error
+}

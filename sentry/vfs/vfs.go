@@ -1,0 +1,141 @@
+// Package vfs is the sentry's virtual file system layer: the interfaces a
+// file system implementation (fs/tmpfs) provides, the credentials used for
+// permission checks, mounts, and the path walk that turns a guest path into a
+// Dentry. It mirrors the split of Linux's fs/namei.c (walk) and the
+// inode/dentry operations a file system registers.
+//
+// Every error returned to a guest is a unix.Errno.
+package vfs
+
+import "golang.org/x/sys/unix"
+
+// Access masks for Inode.CheckPermission, as Linux's MAY_EXEC, MAY_WRITE and
+// MAY_READ.
+const (
+	MayExec  = 1
+	MayWrite = 2
+	MayRead  = 4
+)
+
+// Credentials are the identity a task acts with on the file system: Linux's
+// fsuid, fsgid and supplementary groups (struct cred). UID 0 has root's
+// capabilities (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
+// CAP_FSETID, CAP_CHOWN), as Linux grants them.
+type Credentials struct {
+	UID    uint32
+	GID    uint32
+	Groups []uint32
+}
+
+// InGroup reports whether gid is the credentials' group or one of the
+// supplementary groups (Linux's in_group_p).
+func (c *Credentials) InGroup(gid uint32) bool {
+	if c.GID == gid {
+		return true
+	}
+	for _, g := range c.Groups {
+		if g == gid {
+			return true
+		}
+	}
+	return false
+}
+
+// Inode is a file's identity, metadata and data, as one file system provides
+// it. Implementations are safe for concurrent use.
+type Inode interface {
+	// Ino is the inode number, unique within the mount.
+	Ino() uint64
+	// Mode is the file type and permission bits (S_IFMT | 07777).
+	Mode() uint32
+	// Stat fills st as Linux's generic_fillattr does for this file system.
+	Stat(st *unix.Stat_t)
+	// Statx fills stx with STATX_BASIC_STATS (plus STATX_BTIME where the
+	// file system records it) and sets stx.Mask to what it filled.
+	Statx(stx *unix.Statx_t)
+	// CheckPermission is Linux's inode_permission for mask (MayRead|...):
+	// nil or EACCES (EPERM never; root bypasses as CAP_DAC_OVERRIDE does:
+	// always for read/write, for exec only if some x bit is set or it is a
+	// directory).
+	CheckPermission(c *Credentials, mask uint32) error
+	// IncRef takes a reference for an open file description.
+	IncRef()
+	// DecRef drops one; the last reference of an inode with no links left
+	// frees it (its data is released and the mount's usage drops).
+	DecRef()
+
+	// Regular files.
+
+	// Size is the file size in bytes.
+	Size() int64
+	// ReadAt reads at off like pread: short at EOF, (0, nil) past it;
+	// updates atime as the mount's relatime rule says.
+	ReadAt(p []byte, off int64) (int, error)
+	// WriteAt writes at off like pwrite (extending, with a hole if off >
+	// size); updates mtime and ctime; ENOSPC over the mount's size limit,
+	// EFBIG past the maximum file size. It clears SUID (and SGID if group
+	// exec is set) when the writer is not root, as Linux's file_remove_privs.
+	WriteAt(p []byte, off int64, c *Credentials) (int, error)
+	// Append writes at the end atomically (O_APPEND) and returns the bytes
+	// written and the new end offset.
+	Append(p []byte, c *Credentials) (n int, end int64, err error)
+	// Truncate sets the size (ftruncate/O_TRUNC): mtime and ctime change
+	// only if the size changed, except that O_TRUNC always changes them
+	// (Linux: do_truncate with ATTR_MTIME|ATTR_CTIME from open). EINVAL for
+	// a negative size, EISDIR for directories, ENOSPC past the limit.
+	Truncate(size int64, fromOpen bool) error
+
+	// Symlinks.
+
+	// Readlink is the symlink's target; EINVAL if the inode is not a
+	// symlink.
+	Readlink() (string, error)
+}
+
+// Dentry is a name in a file system's tree, bound to an inode. A file
+// system's root dentry has no parent: its Parent is nil. Implementations
+// are safe for concurrent use.
+type Dentry interface {
+	Inode() Inode
+	// Name is the dentry's last path component ("/" for a root).
+	Name() string
+	// Parent is the directory holding this name; nil for the root.
+	Parent() Dentry
+
+	// The rest are directory operations; on a dentry whose inode is not a
+	// directory they return ENOTDIR. name is one component: never empty,
+	// never ".", "..", never containing '/'; callers check NAME_MAX.
+	// Permission checks on the directory (write+search, sticky bit) are
+	// done here, with c, as Linux's may_create/may_delete.
+
+	// Lookup finds name: ENOENT if absent. Search permission on the
+	// directory is checked by the caller (the walk).
+	Lookup(name string) (Dentry, error)
+	// Create makes a regular file with mode&07777 (umask already applied by
+	// the caller), owned by c.UID and c.GID (or the directory's group if
+	// the directory is SGID): EEXIST if the name exists (whatever it is).
+	Create(name string, mode uint32, c *Credentials) (Dentry, error)
+	// Mkdir makes a directory, as Create; the SGID bit of the parent is
+	// inherited.
+	Mkdir(name string, mode uint32, c *Credentials) (Dentry, error)
+	// Symlink makes a symlink to target (mode 0777).
+	Symlink(name, target string, c *Credentials) (Dentry, error)
+	// Link adds name as a new link to target's inode: EEXIST, EPERM for a
+	// directory, EMLINK at the link limit.
+	Link(name string, target Dentry, c *Credentials) (Dentry, error)
+	// Unlink removes a non-directory name: ENOENT, EISDIR for a directory,
+	// EPERM/EACCES by the sticky bit and permissions.
+	Unlink(name string, c *Credentials) error
+	// Rmdir removes an empty directory: ENOENT, ENOTDIR, ENOTEMPTY.
+	Rmdir(name string, c *Credentials) error
+	// Rename moves oldName in this directory to newName in newParent (same
+	// file system), with renameat2's flags (RENAME_NOREPLACE,
+	// RENAME_EXCHANGE) and Linux's errors (EINVAL moving a directory into
+	// itself, ENOTEMPTY, EISDIR, ENOTDIR, EEXIST with NOREPLACE).
+	Rename(oldName string, newParent Dentry, newName string, flags uint32, c *Credentials) error
+	// IterDirents lists entries from position off (0 = the start, "." and
+	// ".." included first) calling fn for each; fn returns false to stop.
+	// next is the position of the entry after this one, stable while the
+	// directory changes (as a cursor in Linux's dcache_readdir).
+	IterDirents(off int64, fn func(ino uint64, next int64, typ uint8, name string) bool) error
+}
