@@ -40,6 +40,8 @@ type Options struct {
 	Umask uint32
 	// Mounts are the sentry's file systems.
 	Mounts []*vfs.Mount
+	// Creds are the guest's file system credentials.
+	Creds vfs.Credentials
 }
 
 // Kernel is the whole sentry state of one sandbox: no state lives outside

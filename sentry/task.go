@@ -3,6 +3,9 @@ package sentry
 import (
 	"sync"
 
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
 	"sentry/sentry/vfs"
 )
 
@@ -86,22 +89,25 @@ type Task struct {
 	traceArgs   string
 	traceServed bool
 
-	// pathBuf is reused for guest path strings.
+	// pathBuf is reused for guest path strings, ioBuf for data.
 	pathBuf []byte
+	ioBuf   []byte
 	// scratch holds per-call state between a rewrite and its exit.
-	scratch scratch
+	scratch Scratch
 }
 
-// scratch is a handler's state carried from a call's entry to its exit.
-type scratch struct {
-	fd    int32
-	flags uint32
-	mode  uint32
-	path  string
-	file  *vfs.FileDescription
-	aux   int64
-	mount *vfs.Mount
-	dir   vfs.Dentry
+// Scratch is a handler's state carried from a call's entry to its exit.
+type Scratch struct {
+	FD    int32
+	FD2   int32
+	Flags uint32
+	Mode  uint32
+	Name  string
+	File  *vfs.FileDescription
+	Aux   uint64
+	Mount *vfs.Mount
+	Dir   vfs.Dentry
+	Found vfs.Dentry
 }
 
 // Kernel returns the task's kernel.
@@ -131,3 +137,61 @@ func (t *Task) runTaskWork() {
 
 // SetCloneFlags records the flags of the clone the task is entering.
 func (t *Task) SetCloneFlags(f uint64) { t.cloneFlags = f }
+
+// ReadPath copies a path argument from the guest (getname): EFAULT,
+// ENAMETOOLONG past PATH_MAX. The bytes are valid until the next call.
+func (t *Task) ReadPath(addr uintptr) ([]byte, error) {
+	if t.pathBuf == nil {
+		t.pathBuf = make([]byte, 0, 256)
+	}
+	p, err := platform.ReadString(t.TID, addr, unix.PathMax-1, t.pathBuf)
+	if p != nil && cap(p) > cap(t.pathBuf) {
+		t.pathBuf = p[:0]
+	}
+	return p, err
+}
+
+// Creds are the credentials the task acts with on the sentry's files.
+func (t *Task) Creds() *vfs.Credentials { return &t.k.Opts.Creds }
+
+// CopyOut writes src to the guest at addr: EFAULT unless all of it fits.
+func (t *Task) CopyOut(addr uintptr, src []byte) error {
+	return platform.WriteMemory(t.TID, addr, src)
+}
+
+// CopyIn reads len(dst) bytes of the guest at addr.
+func (t *Task) CopyIn(addr uintptr, dst []byte) error {
+	return platform.ReadMemory(t.TID, addr, dst)
+}
+
+// Scratch is the handler state carried from a call's entry to its exit.
+func (t *Task) Scratch() *Scratch { return &t.scratch }
+
+// UnshareFDTable gives the task a private copy of a shared table
+// (unshare(CLONE_FILES), close_range's CLOSE_RANGE_UNSHARE).
+func (t *Task) UnshareFDTable() {
+	if !t.fdt.Shared() {
+		return
+	}
+	n := t.fdt.Fork()
+	t.fdt.DecUsers()
+	t.fdt = n
+}
+
+// ioBufSize bounds the buffer one read or write copies through at a time.
+const ioBufSize = 128 << 10
+
+// IOBuf returns the task's I/O buffer, at most n bytes long.
+func (t *Task) IOBuf(n int) []byte {
+	if n > ioBufSize {
+		n = ioBufSize
+	}
+	if cap(t.ioBuf) < n {
+		c := 4096
+		for c < n {
+			c *= 2
+		}
+		t.ioBuf = make([]byte, c)
+	}
+	return t.ioBuf[:n]
+}

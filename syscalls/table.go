@@ -50,6 +50,19 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_DUP2, "dup2", Dup2, fd, fd)
 	add(unix.SYS_DUP3, "dup3", Dup3, fd, fd, oflag)
 	add(unix.SYS_FCNTL, "fcntl", Fcntl, fd, fcmd, hex)
+	// Data: rw.go.
+	add(unix.SYS_READ, "read", Read, fd, ptr, num)
+	add(unix.SYS_WRITE, "write", Write, fd, ptr, num)
+	add(unix.SYS_PREAD64, "pread64", Pread64, fd, ptr, num, num)
+	add(unix.SYS_PWRITE64, "pwrite64", Pwrite64, fd, ptr, num, num)
+	add(unix.SYS_LSEEK, "lseek", Lseek, fd, num, num)
+	add(unix.SYS_FTRUNCATE, "ftruncate", Ftruncate, fd, num)
+	// Names: dir.go.
+	add(unix.SYS_UNLINK, "unlink", Unlink, path)
+	add(unix.SYS_UNLINKAT, "unlinkat", Unlinkat, fd, path, atfl)
+	add(unix.SYS_RMDIR, "rmdir", Rmdir, path)
+	add(unix.SYS_MKDIR, "mkdir", Mkdir, path, mode)
+	add(unix.SYS_MKDIRAT, "mkdirat", Mkdirat, fd, path, mode)
 	// Processes: task.go.
 	add(unix.SYS_EXECVE, "execve", Execve, path, ptr, ptr)
 	add(unix.SYS_EXECVEAT, "execveat", Execveat, fd, path, ptr, ptr, atfl)

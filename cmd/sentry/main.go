@@ -23,6 +23,7 @@ const (
 	exitSandbox       = 125
 	exitNotExecutable = 126
 	exitNotFound      = 127
+	exitUsage         = 2
 )
 
 const usage = `sentry: run Linux programs under a syscall-emulation sandbox.

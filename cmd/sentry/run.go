@@ -20,6 +20,7 @@ import (
 
 	"sentry/platform/ptrace"
 	"sentry/sentry"
+	"sentry/sentry/vfs"
 	"sentry/syscalls"
 )
 
@@ -31,6 +32,9 @@ type runFlags struct {
 	stats     bool
 	statsJSON string
 	cpu       int
+	tmpfs     tmpfsFlag
+	closePath string
+	shortcut  string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -39,6 +43,10 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
 	fs.BoolVar(&f.stats, "stats", false, "print the counters as a table on stderr when the guest exits")
 	fs.StringVar(&f.statsJSON, "stats-json", "", "write the counters as JSON to `FILE` when the guest exits")
+	f.tmpfs = tmpfsFlag{specs: []string{"/tmp"}}
+	fs.Var(&f.tmpfs, "tmpfs", "serve `PATH[:size=N][,mode=M]` from an in-memory tmpfs (repeatable; default /tmp; \"none\" mounts nothing). The guest sees an empty directory there, whatever the host has")
+	fs.StringVar(&f.closePath, "close-path", "sync", "how close(2) releases a file: sync (released inside close, the __fput_sync patch) or deferred (queued as task work, the stock kernel)")
+	fs.StringVar(&f.shortcut, "fstatat-shortcut", "on", "on: newfstatat(fd, \"\", buf, AT_EMPTY_PATH) is served as fstat(fd) without copying the path (the vfs_fstatat patch); off: it is walked like any path")
 	fs.IntVar(&f.cpu, "cpu", 0, "pin the tracer and the guest to this CPU (a trap then stays on one CPU, several times faster on a VM); -1 leaves them unpinned")
 }
 
@@ -89,8 +97,40 @@ func run(f *runFlags, argv []string) int {
 	umask := unix.Umask(0)
 	unix.Umask(umask)
 
+	specs, err := parseTmpfs(f.tmpfs.specs)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
+		return exitUsage
+	}
+	opts := sentry.Options{
+		Cwd:    cwd,
+		Umask:  uint32(umask),
+		Mounts: newMounts(specs),
+		Creds:  vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
+	}
+	switch f.closePath {
+	case "sync":
+		opts.ClosePath = sentry.CloseSync
+	case "deferred":
+		opts.ClosePath = sentry.CloseDeferred
+	default:
+		fmt.Fprintf(os.Stderr, "sentry: --close-path %q: want sync or deferred\n", f.closePath)
+		return exitUsage
+	}
+	switch f.shortcut {
+	case "on":
+		opts.FstatatShortcut = true
+	case "off":
+	default:
+		fmt.Fprintf(os.Stderr, "sentry: --fstatat-shortcut %q: want on or off\n", f.shortcut)
+		return exitUsage
+	}
+	if groups, err := os.Getgroups(); err == nil {
+		for _, g := range groups {
+			opts.Creds.Groups = append(opts.Creds.Groups, uint32(g))
+		}
+	}
 	table := syscalls.NewTable()
-	opts := sentry.Options{Cwd: cwd, Umask: uint32(umask)}
 	if f.strace {
 		opts.Strace = logger
 	}
@@ -235,8 +275,16 @@ func newLogger(f *runFlags) (*zap.Logger, func(), error) {
 // statsReport is the --stats-json document.
 type statsReport struct {
 	Counters   map[string]uint64 `json:"counters"`
+	Tmpfs      []tmpfsReport     `json:"tmpfs"`
 	ExitStatus int               `json:"exit_status"`
 	ElapsedNS  int64             `json:"elapsed_ns"`
+}
+
+// tmpfsReport is one mount's usage at exit.
+type tmpfsReport struct {
+	Mount  string `json:"mount"`
+	Inodes int64  `json:"inodes"`
+	Bytes  int64  `json:"bytes"`
 }
 
 func writeStats(f *runFlags, k *sentry.Kernel, status int, elapsed time.Duration) error {
@@ -244,6 +292,10 @@ func writeStats(f *runFlags, k *sentry.Kernel, status int, elapsed time.Duration
 		return nil
 	}
 	rep := statsReport{Counters: k.Counters.Snapshot(k.Table()), ExitStatus: status, ElapsedNS: elapsed.Nanoseconds()}
+	for _, m := range k.VFS.Mounts() {
+		inodes, bytes := m.FS.Usage()
+		rep.Tmpfs = append(rep.Tmpfs, tmpfsReport{Mount: m.Point, Inodes: inodes, Bytes: bytes})
+	}
 	if f.statsJSON != "" {
 		data, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
@@ -264,6 +316,9 @@ func writeStats(f *runFlags, k *sentry.Kernel, status int, elapsed time.Duration
 		fmt.Fprintf(os.Stderr, "%-44s %12s\n", "counter", "count")
 		for _, n := range names {
 			fmt.Fprintf(os.Stderr, "%-44s %12d\n", n, rep.Counters[n])
+		}
+		for _, m := range rep.Tmpfs {
+			fmt.Fprintf(os.Stderr, "tmpfs %-20s %8d inodes %12d bytes\n", m.Mount, m.Inodes, m.Bytes)
 		}
 	}
 	return nil

@@ -91,7 +91,8 @@ print(sorted(out))
 func TestSIGKILLLeavesNoGuest(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pids")
-	cmd := exec.Command(sentryBin, "run", "--", "sh", "-c",
+	// The pid file lives in the host's /tmp: no tmpfs is mounted over it.
+	cmd := exec.Command(sentryBin, "run", "--tmpfs", "none", "--", "sh", "-c",
 		"sleep 1000 & echo $! >> "+pidFile+"; (sleep 1000; true) & echo $! >> "+pidFile+"; echo $$ >> "+pidFile+"; wait")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

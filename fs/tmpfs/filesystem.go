@@ -1,0 +1,257 @@
+// Package tmpfs is an in-memory file system that behaves like Linux's tmpfs
+// (mm/shmem.c) as seen through stat, statx, statfs and the file operations
+// of package vfs: the same inode numbering, link counts, directory sizes,
+// block counts, timestamps, permission rules and errors.
+//
+// Locking. Filesystem.mu (a RWMutex) protects the tree: every directory's
+// entries, every dentry's parent and name, the list of live inodes and the
+// inode-count accounting. Each inode has its own mutex for its metadata and
+// data (mode, owner, times, size, pages). The order is always Filesystem.mu
+// before inode.mu, and at most one inode.mu is held at a time. Reference
+// counts and link counts are atomics so that IncRef/DecRef never take a lock
+// except on the last reference of an unlinked inode. The count of allocated
+// data pages is an atomic as well, so that writers of different files do
+// not serialise on the tree lock.
+package tmpfs
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/sentry/vfs"
+)
+
+// stValid is ST_VALID, which Linux's statfs sets in f_flags to say they are
+// filled (missing from x/sys/unix).
+const stValid = 0x20
+
+// pageSize is the unit of allocation and of the size limit, as PAGE_SIZE on
+// x86-64 Linux.
+const pageSize = 4096
+
+// Options configure a Filesystem, as tmpfs's mount options do.
+type Options struct {
+	// Dev is st_dev of this mount (the caller picks one distinct from host
+	// devices).
+	Dev uint64
+	// SizeLimit is the size= option in bytes, rounded up to whole pages as
+	// shmem_parse_one does; 0 means unlimited. Writes that need a page past
+	// it fail with ENOSPC.
+	SizeLimit int64
+	// MaxInodes is the nr_inodes= option; 0 means unlimited. As in Linux,
+	// every inode and every extra hard link to a non-directory uses one
+	// slot (shmem_reserve_inode); creating past it fails with ENOSPC.
+	MaxInodes int64
+	// RootMode is the permission bits of the root directory (mode=).
+	RootMode uint32
+	// RootUID and RootGID own the root directory (uid=, gid=).
+	RootUID, RootGID uint32
+}
+
+// Filesystem is one tmpfs mount.
+type Filesystem struct {
+	// opts is immutable after New.
+	opts Options
+	// maxPages is opts.SizeLimit in pages; 0 is unlimited. Immutable.
+	maxPages int64
+
+	// usedPages is the number of data pages allocated across the mount
+	// (sbinfo->used_blocks in Linux). Updated without mu, by CAS against
+	// maxPages.
+	usedPages atomic.Int64
+
+	// mu protects the tree and everything below.
+	mu sync.RWMutex
+	// root is the root dentry. Immutable after New.
+	root *dentry
+	// nextIno is the next inode number to hand out (sbinfo->next_ino).
+	nextIno uint64
+	// inodes is the number of live inodes, the root included.
+	inodes int64
+	// islots is the number of inode slots in use: live inodes plus extra
+	// hard links of non-directories (what nr_inodes limits).
+	islots int64
+	// live is the head of the list of live inodes (linked or open), for
+	// Check.
+	live *inode
+}
+
+// New returns an empty tmpfs whose root directory has opts' mode and owner.
+func New(opts Options) *Filesystem {
+	fs := &Filesystem{
+		opts:     opts,
+		maxPages: (opts.SizeLimit + pageSize - 1) / pageSize,
+		nextIno:  1,
+	}
+	if opts.SizeLimit < 0 {
+		fs.maxPages = 0
+	}
+	now := nowNanos()
+	fs.mu.Lock()
+	// The root is created like any directory (shmem_fill_super calls
+	// shmem_get_inode with a NULL parent), so it takes inode number 1 and
+	// counts against nr_inodes.
+	fs.islots = 1
+	ri := fs.newInodeLocked(unix.S_IFDIR|(opts.RootMode&07777), opts.RootUID, opts.RootGID, now)
+	fs.root = &dentry{fs: fs, inode: ri, name: "/"}
+	fs.mu.Unlock()
+	return fs
+}
+
+// Root returns the root directory; its Parent is nil.
+func (fs *Filesystem) Root() vfs.Dentry {
+	return fs.root
+}
+
+// Usage reports the number of live inodes (the root and unlinked-but-open
+// inodes included) and the bytes of data held, counted in whole pages
+// (allocated pages * 4096, as Linux's used_blocks), so a 1-byte file uses
+// 4096 bytes and holes use nothing.
+func (fs *Filesystem) Usage() (inodes int64, bytes int64) {
+	fs.mu.RLock()
+	inodes = fs.inodes
+	fs.mu.RUnlock()
+	return inodes, fs.usedPages.Load() * pageSize
+}
+
+// Statfs fills st as shmem_statfs does. Like a Linux tmpfs mounted with
+// size=0 or nr_inodes=0, an unlimited resource reports 0 total and 0 free
+// (df shows it as "-"). Flags holds ST_VALID|ST_RELATIME, what statfs on a
+// default tmpfs mount reports; the caller may overwrite it with its mount's
+// flags.
+func (fs *Filesystem) Statfs(st *unix.Statfs_t) {
+	*st = unix.Statfs_t{
+		Type:    unix.TMPFS_MAGIC,
+		Bsize:   pageSize,
+		Frsize:  pageSize,
+		Namelen: unix.NAME_MAX,
+		Flags:   stValid | unix.ST_RELATIME,
+	}
+	// Linux derives f_fsid from the superblock's random UUID; the device
+	// number is as unique within the sandbox and stable.
+	st.Fsid.Val[0] = int32(uint32(fs.opts.Dev))
+	st.Fsid.Val[1] = int32(uint32(fs.opts.Dev >> 32))
+	if fs.maxPages > 0 {
+		used := fs.usedPages.Load()
+		st.Blocks = uint64(fs.maxPages)
+		st.Bfree = uint64(max(fs.maxPages-used, 0))
+		st.Bavail = st.Bfree
+	}
+	if fs.opts.MaxInodes > 0 {
+		fs.mu.RLock()
+		slots := fs.islots
+		fs.mu.RUnlock()
+		st.Files = uint64(fs.opts.MaxInodes)
+		st.Ffree = uint64(max(fs.opts.MaxInodes-slots, 0))
+	}
+}
+
+// reserveSlotLocked takes one inode slot, as shmem_reserve_inode: ENOSPC
+// when nr_inodes is exhausted. fs.mu must be held for writing.
+func (fs *Filesystem) reserveSlotLocked() error {
+	if fs.opts.MaxInodes > 0 && fs.islots >= fs.opts.MaxInodes {
+		return unix.ENOSPC
+	}
+	fs.islots++
+	return nil
+}
+
+// reservePage accounts one more data page, as shmem_inode_acct_blocks:
+// false when the size limit is reached.
+func (fs *Filesystem) reservePage() bool {
+	if fs.maxPages == 0 {
+		fs.usedPages.Add(1)
+		return true
+	}
+	for {
+		used := fs.usedPages.Load()
+		if used >= fs.maxPages {
+			return false
+		}
+		if fs.usedPages.CompareAndSwap(used, used+1) {
+			return true
+		}
+	}
+}
+
+// unreservePages returns n pages to the mount.
+func (fs *Filesystem) unreservePages(n int64) {
+	if n != 0 {
+		fs.usedPages.Add(-n)
+	}
+}
+
+// newInodeLocked makes a live inode with the next inode number, mode (type
+// and permission bits) and owner, all times set to now, one link for files
+// and two for directories. The caller has reserved its inode slot. fs.mu
+// must be held for writing.
+func (fs *Filesystem) newInodeLocked(mode, uid, gid uint32, now int64) *inode {
+	i := &inode{
+		fs:    fs,
+		ino:   fs.nextIno,
+		ftype: mode & unix.S_IFMT,
+		mode:  mode,
+		uid:   uid,
+		gid:   gid,
+		atime: now,
+		mtime: now,
+		ctime: now,
+		btime: now,
+	}
+	fs.nextIno++
+	if i.ftype == unix.S_IFDIR {
+		i.nlink.Store(2)
+		i.size = emptyDirSize
+		i.dir = &dirData{entries: make(map[string]*dentry), nextPos: firstEntryPos}
+	} else {
+		i.nlink.Store(1)
+	}
+	fs.linkLiveLocked(i)
+	return i
+}
+
+// linkLiveLocked adds i to the live list and the inode count.
+func (fs *Filesystem) linkLiveLocked(i *inode) {
+	i.prevLive = nil
+	i.nextLive = fs.live
+	if fs.live != nil {
+		fs.live.prevLive = i
+	}
+	fs.live = i
+	fs.inodes++
+	i.freed = false
+}
+
+// freeLocked releases an inode that has neither links nor open references,
+// as shmem_evict_inode does: its data pages go back to the mount, it leaves
+// the live list and gives back its inode slot. It is idempotent so that a
+// racing IncRef that revived the inode can free it again. fs.mu must be held
+// for writing.
+func (fs *Filesystem) freeLocked(i *inode) {
+	i.releaseData()
+	if i.freed {
+		return
+	}
+	i.freed = true
+	if i.prevLive != nil {
+		i.prevLive.nextLive = i.nextLive
+	} else {
+		fs.live = i.nextLive
+	}
+	if i.nextLive != nil {
+		i.nextLive.prevLive = i.prevLive
+	}
+	i.prevLive, i.nextLive = nil, nil
+	fs.inodes--
+	fs.islots--
+}
+
+// maybeFreeLocked frees i if it has no links and no open references left.
+// fs.mu must be held for writing.
+func (fs *Filesystem) maybeFreeLocked(i *inode) {
+	if i.nlink.Load() == 0 && i.refs.Load() == 0 {
+		fs.freeLocked(i)
+	}
+}

@@ -1,0 +1,276 @@
+package tmpfs
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/sentry/vfs"
+)
+
+const (
+	// bogoDirentSize is what each directory entry adds to a directory's
+	// st_size (BOGO_DIRENT_SIZE in mm/shmem.c).
+	bogoDirentSize = 20
+	// emptyDirSize is an empty directory's st_size: shmem_get_inode
+	// counts "." and "..".
+	emptyDirSize = 2 * bogoDirentSize
+	// maxLinks bounds i_nlink, an unsigned int in Linux; tmpfs sets no
+	// s_max_links, so this is only reached by overflow.
+	maxLinks = math.MaxUint32
+	// statxAttributesMask is stx_attributes_mask on Linux 6.18 tmpfs:
+	// APPEND|IMMUTABLE|NODUMP from shmem_getattr plus AUTOMOUNT,
+	// MOUNT_ROOT and DAX that vfs_getattr_nosec always adds.
+	statxAttributesMask = unix.STATX_ATTR_APPEND | unix.STATX_ATTR_IMMUTABLE |
+		unix.STATX_ATTR_NODUMP | unix.STATX_ATTR_AUTOMOUNT |
+		unix.STATX_ATTR_MOUNT_ROOT | unix.STATX_ATTR_DAX
+	// relatimeWindow is how stale atime may get before relatime updates it
+	// regardless of mtime and ctime (relatime_need_update).
+	relatimeWindow = 24 * 60 * 60
+)
+
+// inode is a tmpfs inode: shmem_inode_info plus struct inode.
+type inode struct {
+	fs *Filesystem
+	// ino and ftype (the S_IFMT bits) are immutable.
+	ino   uint64
+	ftype uint32
+
+	// refs counts open file descriptions (IncRef/DecRef).
+	refs atomic.Int64
+	// nlink is i_nlink. Written with fs.mu held for writing, read
+	// anywhere.
+	nlink atomic.Uint32
+
+	// mu protects the fields below.
+	mu sync.Mutex
+	// mode is the full mode (type and 07777 bits).
+	mode     uint32
+	uid, gid uint32
+	// Times in nanoseconds since the epoch (CLOCK_REALTIME).
+	atime, mtime, ctime, btime int64
+	// size is i_size: bytes for regular files, the target length for
+	// symlinks, the bogo size for directories.
+	size int64
+	// pages holds a regular file's data by page index; an absent page is
+	// a hole and reads as zeros. Only pages below the size exist.
+	pages map[int64]*page
+	// target is a symlink's target; symPage tells whether it occupies a
+	// page (longer than shortSymlinkLen) rather than being inline.
+	target  string
+	symPage bool
+
+	// dir is a directory's entries; nil for other types. Protected by
+	// fs.mu, not by mu.
+	dir *dirData
+
+	// Live-list linkage and freed state, protected by fs.mu.
+	prevLive, nextLive *inode
+	freed              bool
+}
+
+// page is one page of file data.
+type page [pageSize]byte
+
+var _ vfs.Inode = (*inode)(nil)
+
+// nowNanos is current_time(): CLOCK_REALTIME in nanoseconds.
+func nowNanos() int64 {
+	return time.Now().UnixNano()
+}
+
+func (i *inode) isDir() bool     { return i.ftype == unix.S_IFDIR }
+func (i *inode) isRegular() bool { return i.ftype == unix.S_IFREG }
+func (i *inode) isSymlink() bool { return i.ftype == unix.S_IFLNK }
+
+// Ino implements vfs.Inode.Ino.
+func (i *inode) Ino() uint64 {
+	return i.ino
+}
+
+// Mode implements vfs.Inode.Mode.
+func (i *inode) Mode() uint32 {
+	i.mu.Lock()
+	m := i.mode
+	i.mu.Unlock()
+	return m
+}
+
+// blocksLocked is st_blocks: 512-byte units of allocated pages. Directories
+// and inline symlinks hold none (shmem_getattr reports i_blocks, which only
+// page allocations raise).
+func (i *inode) blocksLocked() int64 {
+	switch {
+	case i.isRegular():
+		return int64(len(i.pages)) * (pageSize / 512)
+	case i.isSymlink() && i.symPage:
+		return pageSize / 512
+	}
+	return 0
+}
+
+// Stat implements vfs.Inode.Stat, as generic_fillattr called from
+// shmem_getattr.
+func (i *inode) Stat(st *unix.Stat_t) {
+	i.mu.Lock()
+	*st = unix.Stat_t{
+		Dev:     i.fs.opts.Dev,
+		Ino:     i.ino,
+		Nlink:   uint64(i.nlink.Load()),
+		Mode:    i.mode,
+		Uid:     i.uid,
+		Gid:     i.gid,
+		Size:    i.size,
+		Blksize: pageSize,
+		Blocks:  i.blocksLocked(),
+		Atim:    unix.NsecToTimespec(i.atime),
+		Mtim:    unix.NsecToTimespec(i.mtime),
+		Ctim:    unix.NsecToTimespec(i.ctime),
+	}
+	i.mu.Unlock()
+}
+
+// Statx implements vfs.Inode.Statx, as shmem_getattr. tmpfs records the
+// creation time (i_crtime), so STATX_BTIME is always filled; Linux reports
+// it only when the caller requested it, so the caller should clear it from
+// Mask when STATX_BTIME was not in the request mask.
+func (i *inode) Statx(stx *unix.Statx_t) {
+	i.mu.Lock()
+	*stx = unix.Statx_t{
+		Mask:            unix.STATX_BASIC_STATS | unix.STATX_BTIME,
+		Blksize:         pageSize,
+		Nlink:           i.nlink.Load(),
+		Uid:             i.uid,
+		Gid:             i.gid,
+		Mode:            uint16(i.mode),
+		Ino:             i.ino,
+		Size:            uint64(i.size),
+		Blocks:          uint64(i.blocksLocked()),
+		Attributes_mask: statxAttributesMask,
+		Atime:           statxTime(i.atime),
+		Btime:           statxTime(i.btime),
+		Ctime:           statxTime(i.ctime),
+		Mtime:           statxTime(i.mtime),
+		Dev_major:       unix.Major(i.fs.opts.Dev),
+		Dev_minor:       unix.Minor(i.fs.opts.Dev),
+	}
+	i.mu.Unlock()
+	// The root of the file system is the root of its mount, which
+	// vfs_getattr_nosec flags with STATX_ATTR_MOUNT_ROOT.
+	if i == i.fs.root.inode {
+		stx.Attributes |= unix.STATX_ATTR_MOUNT_ROOT
+	}
+}
+
+func statxTime(ns int64) unix.StatxTimestamp {
+	ts := unix.NsecToTimespec(ns)
+	return unix.StatxTimestamp{Sec: ts.Sec, Nsec: uint32(ts.Nsec)}
+}
+
+// CheckPermission implements vfs.Inode.CheckPermission.
+func (i *inode) CheckPermission(c *vfs.Credentials, mask uint32) error {
+	i.mu.Lock()
+	mode, uid, gid := i.mode, i.uid, i.gid
+	i.mu.Unlock()
+	return checkPermission(c, mask, mode, uid, gid)
+}
+
+// checkPermission is generic_permission for an inode with mode, uid and gid
+// (no ACLs): acl_permission_check picks exactly one class (owner, else
+// group, else other), then root's CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH
+// override it, except that executing a non-directory needs an x bit
+// somewhere.
+func checkPermission(c *vfs.Credentials, mask, mode, uid, gid uint32) error {
+	mask &= vfs.MayRead | vfs.MayWrite | vfs.MayExec
+	perm := mode
+	switch {
+	case c.UID == uid:
+		perm >>= 6
+	case c.InGroup(gid):
+		perm >>= 3
+	}
+	if mask&^perm&7 == 0 {
+		return nil
+	}
+	if c.UID == 0 {
+		if mode&unix.S_IFMT == unix.S_IFDIR {
+			return nil
+		}
+		if mask&vfs.MayExec == 0 || mode&0111 != 0 {
+			return nil
+		}
+	}
+	return unix.EACCES
+}
+
+// IncRef implements vfs.Inode.IncRef.
+func (i *inode) IncRef() {
+	if i.refs.Add(1) == 1 && i.nlink.Load() == 0 {
+		// An unlinked inode is being opened again through a dentry the
+		// caller obtained before the unlink; it may have been freed by
+		// then. Linux's dentry reference would have kept it alive, so
+		// revive it: it is live (and accounted) until its last DecRef.
+		// Its data pages were released; a long symlink takes its target
+		// page back.
+		i.fs.mu.Lock()
+		if i.freed && i.refs.Load() > 0 {
+			i.fs.linkLiveLocked(i)
+			i.fs.islots++
+			if i.isSymlink() && len(i.target)+1 > shortSymlinkLen {
+				i.mu.Lock()
+				i.symPage = true
+				i.mu.Unlock()
+				i.fs.usedPages.Add(1)
+			}
+		}
+		i.fs.mu.Unlock()
+	}
+}
+
+// DecRef implements vfs.Inode.DecRef: the last reference of an inode with
+// no links left frees it, as iput -> shmem_evict_inode.
+func (i *inode) DecRef() {
+	r := i.refs.Add(-1)
+	if r < 0 {
+		panic("tmpfs: DecRef without IncRef")
+	}
+	if r == 0 && i.nlink.Load() == 0 {
+		i.fs.mu.Lock()
+		i.fs.maybeFreeLocked(i)
+		i.fs.mu.Unlock()
+	}
+}
+
+// releaseData drops the inode's pages and returns them to the mount.
+func (i *inode) releaseData() {
+	i.mu.Lock()
+	n := int64(len(i.pages))
+	i.pages = nil
+	if i.symPage {
+		i.symPage = false
+		n++
+	}
+	i.mu.Unlock()
+	i.fs.unreservePages(n)
+}
+
+// touchCtime sets ctime to now (inode_set_ctime_current).
+func (i *inode) touchCtime(now int64) {
+	i.mu.Lock()
+	i.ctime = now
+	i.mu.Unlock()
+}
+
+// touchAtimeLocked applies relatime (touch_atime -> atime_needs_update ->
+// relatime_need_update): atime moves to now only if it is not after mtime
+// or ctime, or is a day old. i.mu must be held.
+func (i *inode) touchAtimeLocked(now int64) {
+	if i.atime > i.mtime && i.atime > i.ctime &&
+		now/1e9-i.atime/1e9 < relatimeWindow {
+		return
+	}
+	i.atime = now
+}

@@ -1,0 +1,115 @@
+package syscalls
+
+import (
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry"
+)
+
+// The dup family runs on the host, which allocates the number, checks the
+// arguments (EBADF, EINVAL, EMFILE) and replaces the target placeholder;
+// the table follows at the call's exit when it succeeded. Calls touching no
+// virtual fd pass through without an exit stop.
+
+// Dup is dup(oldfd).
+func Dup(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return dupObserve(t, args, unix.SYS_DUP, int32(args[0]), -1, false)
+}
+
+// Dup2 is dup2(oldfd, newfd).
+func Dup2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return dupObserve(t, args, unix.SYS_DUP2, int32(args[0]), int32(args[1]), false)
+}
+
+// Dup3 is dup3(oldfd, newfd, flags).
+func Dup3(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return dupObserve(t, args, unix.SYS_DUP3, int32(args[0]), int32(args[1]), uint32(args[2])&unix.O_CLOEXEC != 0)
+}
+
+func dupObserve(t *sentry.Task, args *platform.SyscallArgs, sysno uintptr, oldfd, newfd int32, cloexec bool) sentry.Result {
+	fdt := t.FDTable()
+	if !fdt.Has(oldfd) && (newfd < 0 || !fdt.Has(newfd)) {
+		return sentry.Pass()
+	}
+	s := t.Scratch()
+	*s = sentry.Scratch{FD: oldfd, FD2: newfd}
+	if cloexec {
+		s.Flags = unix.O_CLOEXEC
+	}
+	return sentry.Observe(t, sysno, args, dupExit, true)
+}
+
+// dupExit installs the result: the new number shares oldfd's description
+// (or, for a host oldfd, a virtual newfd was replaced by a host fd).
+func dupExit(t *sentry.Task, ret int64) int64 {
+	if ret < 0 {
+		return ret
+	}
+	s := t.Scratch()
+	newfd := int32(ret)
+	if newfd == s.FD {
+		// dup2(fd, fd): nothing changes.
+		return ret
+	}
+	fdt := t.FDTable()
+	f := fdt.Get(s.FD)
+	var old = fdt.Remove(newfd)
+	if f != nil {
+		if prev := fdt.Install(newfd, f, s.Flags&unix.O_CLOEXEC != 0); prev != nil {
+			prev.DecRef()
+		}
+		f.DecRef()
+	}
+	if old != nil {
+		// dup2 closes what newfd held (do_dup2 -> filp_close).
+		old.DecRef()
+	}
+	return ret
+}
+
+// Fcntl is fcntl(fd, cmd, arg). Descriptor commands run on the host (the
+// placeholder's FD_CLOEXEC is what exec obeys) and the table follows; the
+// status flags are the description's, which the sentry owns.
+func Fcntl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	fd, cmd, arg := int32(args[0]), int(args[1]), args[2]
+	fdt := t.FDTable()
+	if !fdt.Has(fd) {
+		return sentry.Pass()
+	}
+	s := t.Scratch()
+	switch cmd {
+	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC:
+		*s = sentry.Scratch{FD: fd, FD2: -1}
+		if cmd == unix.F_DUPFD_CLOEXEC {
+			s.Flags = unix.O_CLOEXEC
+		}
+		return sentry.Observe(t, unix.SYS_FCNTL, args, dupExit, true)
+	case unix.F_SETFD:
+		*s = sentry.Scratch{FD: fd, Aux: uint64(arg)}
+		return sentry.Observe(t, unix.SYS_FCNTL, args, setfdExit, true)
+	case unix.F_GETFD:
+		return sentry.PassServed()
+	case unix.F_GETFL:
+		f := fdt.Get(fd)
+		defer f.DecRef()
+		return sentry.Ret(int64(f.Flags()))
+	case unix.F_SETFL:
+		f := fdt.Get(fd)
+		defer f.DecRef()
+		if f.IsPath() {
+			return sentry.Err(unix.EBADF)
+		}
+		f.SetFlags(uint32(arg))
+		return sentry.Ret(0)
+	}
+	return sentry.Pass()
+}
+
+func setfdExit(t *sentry.Task, ret int64) int64 {
+	if ret == 0 {
+		s := t.Scratch()
+		t.FDTable().SetCloseOnExec(s.FD, s.Aux&unix.FD_CLOEXEC != 0)
+	}
+	return ret
+}

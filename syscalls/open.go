@@ -1,0 +1,254 @@
+package syscalls
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry"
+	"sentry/sentry/vfs"
+)
+
+// validOpenFlags are the flags open and openat keep (VALID_OPEN_FLAGS);
+// others are ignored by them and refused by openat2.
+const validOpenFlags = unix.O_RDONLY | unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_EXCL |
+	unix.O_NOCTTY | unix.O_TRUNC | unix.O_APPEND | unix.O_NONBLOCK | unix.O_DSYNC | unix.O_ASYNC |
+	unix.O_DIRECT | unix.O_LARGEFILE | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_NOATIME |
+	unix.O_CLOEXEC | unix.O_PATH | unix.O_SYNC | unix.O_TMPFILE
+
+// Open is open(path, flags, mode).
+func Open(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return openat(t, unix.AT_FDCWD, args[0], uint32(args[1])&validOpenFlags, uint32(args[2]), 0, false)
+}
+
+// Openat is openat(dirfd, path, flags, mode).
+func Openat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return openat(t, int32(args[0]), args[1], uint32(args[2])&validOpenFlags, uint32(args[3]), 0, false)
+}
+
+// Creat is open(path, O_CREAT|O_WRONLY|O_TRUNC, mode).
+func Creat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return openat(t, unix.AT_FDCWD, args[0], unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC, uint32(args[1]), 0, false)
+}
+
+// openHow is struct open_how.
+type openHow struct {
+	Flags   uint64
+	Mode    uint64
+	Resolve uint64
+}
+
+const validResolve = unix.RESOLVE_NO_XDEV | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_SYMLINKS |
+	unix.RESOLVE_BENEATH | unix.RESOLVE_IN_ROOT | resolveCached
+
+// Openat2 is openat2(dirfd, path, how, size), with Linux's strict checks of
+// how (build_open_flags, copy_struct_from_user).
+func Openat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	size := args[3]
+	var how openHow
+	const howSize = unsafe.Sizeof(how)
+	if size < howSize {
+		return sentry.Err(unix.EINVAL)
+	}
+	if size > 4096 {
+		return sentry.Err(unix.E2BIG)
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&how)), howSize)
+	if err := t.CopyIn(args[2], b); err != nil {
+		return sentry.Err(unix.EFAULT)
+	}
+	if size > howSize {
+		extra := make([]byte, size-howSize)
+		if err := t.CopyIn(args[2]+howSize, extra); err != nil {
+			return sentry.Err(unix.EFAULT)
+		}
+		for _, c := range extra {
+			if c != 0 {
+				return sentry.Err(unix.E2BIG)
+			}
+		}
+	}
+	if how.Flags&^uint64(validOpenFlags) != 0 || how.Resolve&^validResolve != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	if how.Flags&(unix.O_CREAT|unix.O_TMPFILE&^unix.O_DIRECTORY) == 0 && how.Mode != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	if how.Mode&^07777 != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	if how.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) == unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT {
+		return sentry.Err(unix.EINVAL)
+	}
+	return openat(t, int32(args[0]), args[1], uint32(how.Flags), uint32(how.Mode), how.Resolve, true)
+}
+
+// openat is do_sys_openat2 for the sentry's files. The descriptor number
+// comes first, as in Linux (get_unused_fd_flags before do_filp_open): the
+// call is rewritten into memfd_create, whose result is the lowest free
+// number (or EMFILE), and only then is the file created or truncated, so an
+// open that fails for want of a descriptor changes nothing.
+func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, resolve uint64, strict bool) sentry.Result {
+	// build_open_flags.
+	if flags&unix.O_CREAT != 0 && flags&unix.O_DIRECTORY != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	if flags&unix.O_TMPFILE&^unix.O_DIRECTORY != 0 {
+		if flags&unix.O_TMPFILE != unix.O_TMPFILE || flags&unix.O_ACCMODE == unix.O_RDONLY {
+			return sentry.Err(unix.EINVAL)
+		}
+	}
+	if flags&unix.O_PATH != 0 {
+		flags &= unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_PATH | unix.O_CLOEXEC
+	}
+	if strict && flags&unix.O_ACCMODE == unix.O_ACCMODE && flags&unix.O_PATH == 0 {
+		// openat2 refuses the "3" access mode; open(2) keeps it (ioctl-only).
+		return sentry.Err(unix.EINVAL)
+	}
+	follow := flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
+	if resolve&unix.RESOLVE_NO_SYMLINKS != 0 {
+		follow = false
+	}
+	r, err := resolveAt(t, dirfd, pathAddr, follow, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	if flags&unix.O_TMPFILE&^unix.O_DIRECTORY != 0 {
+		// Anonymous tmpfs files are not modelled yet.
+		return sentry.Err(unix.EOPNOTSUPP)
+	}
+	s := t.Scratch()
+	*s = sentry.Scratch{Flags: flags, Mount: r.Mount}
+	if r.Dentry == nil {
+		// The last component does not exist.
+		if flags&unix.O_CREAT == 0 || r.Parent == nil {
+			return sentry.Err(unix.ENOENT)
+		}
+		if r.TrailingSlash {
+			return sentry.Err(unix.EISDIR)
+		}
+		if err := r.Parent.Inode().CheckPermission(t.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
+			return sentry.ErrOf(err)
+		}
+		s.Dir = r.Parent
+		s.Name = r.Name
+		s.Mode = mode & 07777 &^ t.FSContext().Umask()
+	} else {
+		if err := mayOpen(t, r.Dentry, flags, r.TrailingSlash); err != nil {
+			return sentry.ErrOf(err)
+		}
+		s.Found = r.Dentry
+	}
+	// The name of the placeholder memfd is the empty string at the path's
+	// terminating NUL, which ReadPath just read.
+	nameAddr := pathAddr + uintptr(r.pathLen)
+	memfdFlags := uintptr(0)
+	if flags&unix.O_CLOEXEC != 0 {
+		memfdFlags = unix.MFD_CLOEXEC
+	}
+	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, platform.SyscallArgs{nameAddr, memfdFlags}, openExit)
+}
+
+// mayOpen is the part of Linux's do_open and may_open that checks an
+// existing file against the open flags.
+func mayOpen(t *sentry.Task, d vfs.Dentry, flags uint32, trailingSlash bool) error {
+	if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
+		return unix.EEXIST
+	}
+	ino := d.Inode()
+	typ := ino.Mode() & unix.S_IFMT
+	if typ == unix.S_IFDIR && flags&unix.O_CREAT != 0 {
+		return unix.EISDIR
+	}
+	if (flags&unix.O_DIRECTORY != 0 || trailingSlash) && typ != unix.S_IFDIR {
+		if typ == unix.S_IFLNK && flags&unix.O_PATH == 0 {
+			return unix.ELOOP
+		}
+		return unix.ENOTDIR
+	}
+	if flags&unix.O_PATH != 0 {
+		return nil
+	}
+	if typ == unix.S_IFLNK {
+		return unix.ELOOP
+	}
+	var acc uint32
+	switch flags & unix.O_ACCMODE {
+	case unix.O_RDONLY:
+		acc = vfs.MayRead
+	case unix.O_WRONLY:
+		acc = vfs.MayWrite
+	case unix.O_RDWR, unix.O_ACCMODE:
+		acc = vfs.MayRead | vfs.MayWrite
+	}
+	if flags&unix.O_TRUNC != 0 {
+		acc |= vfs.MayWrite
+	}
+	if typ == unix.S_IFDIR && acc&vfs.MayWrite != 0 {
+		return unix.EISDIR
+	}
+	return ino.CheckPermission(t.Creds(), acc)
+}
+
+// openExit runs once the placeholder has its number: create or truncate
+// the file and install its description there.
+func openExit(t *sentry.Task, ret int64) int64 {
+	if ret < 0 {
+		return ret
+	}
+	s := t.Scratch()
+	fd := int32(ret)
+	d := s.Found
+	flags := s.Flags
+	if d == nil {
+		var err error
+		d, err = s.Dir.Create(s.Name, s.Mode, t.Creds())
+		if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
+			// Another thread created it since the entry.
+			d, err = s.Dir.Lookup(s.Name)
+		}
+		if err != nil {
+			// The placeholder stays open: a race that needs another
+			// guest thread changing this directory between the two
+			// stops of this call.
+			*s = sentry.Scratch{}
+			return -int64(errnoOf(err))
+		}
+	} else if flags&unix.O_TRUNC != 0 && flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
+		if err := d.Inode().Truncate(0, true); err != nil {
+			*s = sentry.Scratch{}
+			return -int64(errnoOf(err))
+		}
+	}
+	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
+	if old := t.FDTable().Install(fd, f, flags&unix.O_CLOEXEC != 0); old != nil {
+		old.DecRef()
+	}
+	f.DecRef()
+	*s = sentry.Scratch{}
+	return ret
+}
+
+// fileFlags are the f_flags F_GETFL reports for open flags: creation flags
+// and O_CLOEXEC dropped, O_LARGEFILE forced on 64-bit (force_o_largefile);
+// O_PATH keeps only O_PATH, O_DIRECTORY and O_NOFOLLOW.
+func fileFlags(flags uint32) uint32 {
+	if flags&unix.O_PATH != 0 {
+		return flags & (unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW)
+	}
+	return flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOCTTY|unix.O_TRUNC|unix.O_CLOEXEC) | unix.O_LARGEFILE
+}
+
+func errnoOf(err error) unix.Errno {
+	if e, ok := err.(unix.Errno); ok {
+		return e
+	}
+	return unix.EIO
+}
+
+// resolveCached is RESOLVE_CACHED (not in x/sys/unix).
+const resolveCached = 0x20

@@ -1,0 +1,166 @@
+package syscalls
+
+import (
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry"
+	"sentry/sentry/vfs"
+)
+
+// Fstat is fstat(fd, buf), served for virtual fds (O_PATH ones included).
+func Fstat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	t.Kernel().Counters.Fstat.Add(1)
+	return fstat(t, int32(args[0]), args[1])
+}
+
+// fstat is vfs_fstat: a host fd is the host's.
+func fstat(t *sentry.Task, fd int32, buf uintptr) sentry.Result {
+	f := t.FDTable().Get(fd)
+	if f == nil {
+		return sentry.Pass()
+	}
+	defer f.DecRef()
+	return statTo(t, f.Inode, f.Mount, buf)
+}
+
+func statTo(t *sentry.Task, ino vfs.Inode, m *vfs.Mount, buf uintptr) sentry.Result {
+	var st unix.Stat_t
+	ino.Stat(&st)
+	if err := t.CopyOut(buf, statBytes(&st)); err != nil {
+		return sentry.Err(unix.EFAULT)
+	}
+	return sentry.Ret(0)
+}
+
+// Newfstatat is newfstatat(dfd, path, buf, flags). With the shortcut on
+// (the seeds' vfs_fstatat patch), dfd >= 0 with flags == AT_EMPTY_PATH
+// reads one byte of the path and, if the path is empty (or NULL, which
+// Linux 6.11+ takes as empty), is fstat(dfd) with no path copy and no walk.
+// Everything else is copied and walked; an empty path with AT_EMPTY_PATH
+// still ends on dfd itself, as vfs_statx does.
+func Newfstatat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	dfd, pathAddr, buf, flags := int32(args[0]), args[1], args[2], uint32(args[3])
+	k := t.Kernel()
+	if k.Opts.FstatatShortcut && dfd >= 0 && flags == unix.AT_EMPTY_PATH {
+		empty := pathAddr == 0
+		if !empty {
+			var c [1]byte
+			if t.CopyIn(pathAddr, c[:]) != nil {
+				return sentry.Err(unix.EFAULT)
+			}
+			empty = c[0] == 0
+		}
+		if empty {
+			k.Counters.FstatatShortcut.Add(1)
+			return fstat(t, dfd, buf)
+		}
+	}
+	k.Counters.FstatatLookup.Add(1)
+	if flags&unix.AT_EMPTY_PATH != 0 && pathAddr == 0 {
+		// getname_maybe_null: NULL is the empty path.
+		if dfd >= 0 {
+			return fstat(t, dfd, buf)
+		}
+		r, _ := resolveEmpty(t, dfd)
+		if r.host {
+			return sentry.Pass()
+		}
+		return statTo(t, r.Dentry.Inode(), r.Mount, buf)
+	}
+	r, err := resolveAt(t, dfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.file != nil {
+		defer r.file.DecRef()
+		return statTo(t, r.file.Inode, r.file.Mount, buf)
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT|unix.AT_EMPTY_PATH) != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	return statWalk(t, &r, buf)
+}
+
+func statWalk(t *sentry.Task, r *resolved, buf uintptr) sentry.Result {
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	if r.TrailingSlash && r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
+		return sentry.Err(unix.ENOTDIR)
+	}
+	return statTo(t, r.Dentry.Inode(), r.Mount, buf)
+}
+
+// Stat is stat(path, buf).
+func Stat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return statPath(t, args[0], args[1], true)
+}
+
+// Lstat is lstat(path, buf).
+func Lstat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return statPath(t, args[0], args[1], false)
+}
+
+func statPath(t *sentry.Task, pathAddr, buf uintptr, follow bool) sentry.Result {
+	r, err := resolveAt(t, unix.AT_FDCWD, pathAddr, follow, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	return statWalk(t, &r, buf)
+}
+
+// statxReserved is STATX__RESERVED: a mask asking for it is EINVAL.
+const statxReserved = 0x80000000
+
+// Statx is statx(dfd, path, flags, mask, buf), with Linux's checks first
+// (do_statx: unknown flags, both sync types, the reserved mask bit).
+func Statx(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	dfd, pathAddr, flags, mask, buf := int32(args[0]), args[1], uint32(args[2]), uint32(args[3]), args[4]
+	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT|unix.AT_EMPTY_PATH|atStatxSyncType) != 0 ||
+		flags&atStatxSyncType == atStatxSyncType || mask&statxReserved != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	var r resolved
+	var err error
+	if flags&unix.AT_EMPTY_PATH != 0 && pathAddr == 0 {
+		r, err = resolveEmpty(t, dfd)
+	} else {
+		r, err = resolveAt(t, dfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
+	}
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	var ino vfs.Inode
+	var m *vfs.Mount
+	switch {
+	case r.file != nil:
+		defer r.file.DecRef()
+		ino, m = r.file.Inode, r.file.Mount
+	case r.host:
+		return sentry.Pass()
+	case r.Dentry == nil:
+		return sentry.Err(unix.ENOENT)
+	case r.TrailingSlash && r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR:
+		return sentry.Err(unix.ENOTDIR)
+	default:
+		ino, m = r.Dentry.Inode(), r.Mount
+	}
+	var stx unix.Statx_t
+	ino.Statx(&stx)
+	stx.Mnt_id = m.ID
+	stx.Mask |= unix.STATX_MNT_ID
+	if err := t.CopyOut(buf, statxBytes(&stx)); err != nil {
+		return sentry.Err(unix.EFAULT)
+	}
+	return sentry.Ret(0)
+}
+
+// atStatxSyncType is AT_STATX_SYNC_TYPE (not in x/sys/unix).
+const atStatxSyncType = 0x6000
