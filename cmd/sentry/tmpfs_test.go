@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// statsRun runs argv in the sandbox with --stats-json and returns the
+// result and the counters.
+func statsRun(t *testing.T, flags []string, argv ...string) (result, map[string]uint64) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "stats.json")
+	r := sandboxed(t, append([]string{"--stats-json", out}, flags...), argv...)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("%v: no stats (exit %d, stderr %q): %v", argv, r.code, r.stderr, err)
+	}
+	var rep struct {
+		Counters map[string]uint64 `json:"counters"`
+		Tmpfs    []struct {
+			Mount  string `json:"mount"`
+			Inodes int64  `json:"inodes"`
+		} `json:"tmpfs"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return r, rep.Counters
+}
+
+func TestTmpfsHello(t *testing.T) {
+	name := "sentry-hello-" + filepath.Base(t.TempDir())
+	r := sandboxed(t, nil, "sh", "-c", "echo hello > /tmp/"+name+" && cat /tmp/"+name+` && stat -c "%s %a %h %F" /tmp/`+name)
+	if r.code != 0 || r.stdout != "hello\n6 644 1 regular file\n" {
+		t.Fatalf("got %+v", r)
+	}
+	if _, err := os.Stat("/tmp/" + name); !os.IsNotExist(err) {
+		t.Fatalf("the guest's file reached the host's /tmp: %v", err)
+	}
+}
+
+// TestClosePathsAndShortcut is the issue's check of the two seeded paths:
+// the same guest in the patched and the stock configuration sees the same
+// results, and each path is counted where it was taken.
+func TestClosePathsAndShortcut(t *testing.T) {
+	prog := buildC(t, "openfstat")
+	patched, pc := statsRun(t, nil, prog)
+	stock, sc := statsRun(t, []string{"--close-path", "deferred", "--fstatat-shortcut", "off"}, prog)
+	if patched.code != 0 || stock.code != 0 {
+		t.Fatalf("guest failed: patched %+v stock %+v", patched, stock)
+	}
+	if patched.stdout != stock.stdout {
+		t.Fatalf("the guest saw different results:\npatched: %s\nstock:   %s", patched.stdout, stock.stdout)
+	}
+	native := runCmd(t, "", prog, "/dev/shm/"+filepath.Base(t.TempDir()))
+	if native.stdout != patched.stdout {
+		t.Errorf("native %q, sandbox %q", native.stdout, patched.stdout)
+	}
+	const n = 10000
+	atLeast := func(c map[string]uint64, name string, min uint64) {
+		t.Helper()
+		if c[name] < min {
+			t.Errorf("%s = %d, want >= %d", name, c[name], min)
+		}
+	}
+	zero := func(c map[string]uint64, name string) {
+		t.Helper()
+		if c[name] != 0 {
+			t.Errorf("%s = %d, want 0", name, c[name])
+		}
+	}
+	atLeast(pc, "close.sync", n)
+	atLeast(pc, "newfstatat.empty_path_shortcut", n)
+	zero(pc, "close.deferred")
+	zero(pc, "taskwork.run")
+	atLeast(sc, "close.deferred", n)
+	atLeast(sc, "newfstatat.lookup", n)
+	zero(sc, "close.sync")
+	zero(sc, "newfstatat.empty_path_shortcut")
+	if sc["close.deferred"] != sc["taskwork.run"] {
+		t.Errorf("close.deferred = %d but taskwork.run = %d", sc["close.deferred"], sc["taskwork.run"])
+	}
+}
+
+// TestHostFilesPassThrough checks that host files still work and are
+// counted as passthrough.
+func TestHostFilesPassThrough(t *testing.T) {
+	r, c := statsRun(t, nil, "sh", "-c", "cat /etc/passwd > /dev/null && stat -c %F /usr/bin && ls /usr/bin > /dev/null")
+	if r.code != 0 || r.stdout != "directory\n" {
+		t.Fatalf("got %+v", r)
+	}
+	for _, name := range []string{"syscall.openat.passthrough", "syscall.read.passthrough", "syscall.close.passthrough"} {
+		if c[name] == 0 {
+			t.Errorf("%s = 0", name)
+		}
+	}
+	if c["syscall.openat.emulated"] != 0 {
+		t.Errorf("host opens were emulated: %d", c["syscall.openat.emulated"])
+	}
+}

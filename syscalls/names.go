@@ -1,0 +1,333 @@
+package syscalls
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry"
+	"sentry/sentry/vfs"
+)
+
+// Getdents64 is getdents64(fd, dirp, count), as iterate_dir with
+// dcache_readdir: entries from the description's position, each a
+// struct linux_dirent64 padded to 8 bytes; EINVAL if not even the first
+// fits.
+func Getdents64(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	f := t.FDTable().Get(int32(args[0]))
+	if f == nil {
+		return sentry.Pass()
+	}
+	defer f.DecRef()
+	if f.IsPath() {
+		return sentry.Err(unix.EBADF)
+	}
+	if f.Inode.Mode()&unix.S_IFMT != unix.S_IFDIR {
+		return sentry.Err(unix.ENOTDIR)
+	}
+	count := int(args[2])
+	if int(args[2]) < 0 || args[2] > 1<<30 {
+		count = 1 << 30
+	}
+	f.Lock()
+	defer f.Unlock()
+	buf := t.IOBuf(count)
+	n := 0
+	off := f.Offset()
+	full := false
+	err := f.Dentry.IterDirents(off, func(ino uint64, next int64, typ uint8, name string) bool {
+		reclen := (19 + len(name) + 1 + 7) &^ 7
+		if n+reclen > len(buf) {
+			full = true
+			return false
+		}
+		e := buf[n : n+reclen]
+		binary.LittleEndian.PutUint64(e[0:], ino)
+		binary.LittleEndian.PutUint64(e[8:], uint64(next))
+		binary.LittleEndian.PutUint16(e[16:], uint16(reclen))
+		e[18] = typ
+		copy(e[19:], name)
+		for i := 19 + len(name); i < reclen; i++ {
+			e[i] = 0
+		}
+		n += reclen
+		off = next
+		return true
+	})
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if n == 0 && full {
+		return sentry.Err(unix.EINVAL)
+	}
+	if err := t.CopyOut(args[1], buf[:n]); err != nil {
+		return sentry.Err(unix.EFAULT)
+	}
+	f.SetOffset(off)
+	return sentry.Ret(int64(n))
+}
+
+// Symlink is symlink(target, linkpath).
+func Symlink(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return symlinkat(t, args[0], unix.AT_FDCWD, args[1])
+}
+
+// Symlinkat is symlinkat(target, newdirfd, linkpath).
+func Symlinkat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return symlinkat(t, args[0], int32(args[1]), args[2])
+}
+
+// symlinkat is do_symlinkat: the target is copied first (ENOENT if empty),
+// then the new name's parent is walked.
+func symlinkat(t *sentry.Task, targetAddr uintptr, dirfd int32, pathAddr uintptr) sentry.Result {
+	target, err := t.ReadPath(targetAddr)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if len(target) == 0 {
+		return sentry.Err(unix.ENOENT)
+	}
+	tgt := string(target)
+	r, err := resolveAt(t, dirfd, pathAddr, false, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	if r.Dentry != nil || r.Parent == nil {
+		return sentry.Err(unix.EEXIST)
+	}
+	if r.TrailingSlash {
+		return sentry.Err(unix.ENOENT)
+	}
+	_, err = r.Parent.Symlink(r.Name, tgt, t.Creds())
+	return retErr(err)
+}
+
+// Readlink is readlink(path, buf, size).
+func Readlink(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return readlinkat(t, unix.AT_FDCWD, args[0], args[1], int64(args[2]))
+}
+
+// Readlinkat is readlinkat(dirfd, path, buf, size).
+func Readlinkat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return readlinkat(t, int32(args[0]), args[1], args[2], int64(args[3]))
+}
+
+// readlinkat is do_readlinkat: EINVAL for size <= 0 or a non-symlink; the
+// target is truncated to size, without a NUL.
+func readlinkat(t *sentry.Task, dirfd int32, pathAddr, buf uintptr, size int64) sentry.Result {
+	if int32(size) <= 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	r, err := resolveAt(t, dirfd, pathAddr, false, true)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.file != nil {
+		defer r.file.DecRef()
+		r.Dentry = r.file.Dentry
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	target, err := r.Dentry.Inode().Readlink()
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if int64(len(target)) > int64(int32(size)) {
+		target = target[:int32(size)]
+	}
+	if err := t.CopyOut(buf, []byte(target)); err != nil {
+		return sentry.Err(unix.EFAULT)
+	}
+	return sentry.Ret(int64(len(target)))
+}
+
+// Link is link(old, new).
+func Link(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return linkat(t, unix.AT_FDCWD, args[0], unix.AT_FDCWD, args[1], 0)
+}
+
+// Linkat is linkat(olddirfd, old, newdirfd, new, flags).
+func Linkat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	flags := uint32(args[4])
+	if flags&^(unix.AT_SYMLINK_FOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	return linkat(t, int32(args[0]), args[1], int32(args[2]), args[3], flags)
+}
+
+// linkat is do_linkat: EXDEV across mounts (the host included), EPERM for
+// directories.
+func linkat(t *sentry.Task, olddir int32, oldAddr uintptr, newdir int32, newAddr uintptr, flags uint32) sentry.Result {
+	o, err := resolveAt(t, olddir, oldAddr, flags&unix.AT_SYMLINK_FOLLOW != 0, flags&unix.AT_EMPTY_PATH != 0)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if o.file != nil {
+		defer o.file.DecRef()
+		o.Dentry = o.file.Dentry
+	}
+	n, err := resolveAt(t, newdir, newAddr, false, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if o.host && n.host {
+		return sentry.Pass()
+	}
+	if o.host != n.host || o.Mount != n.Mount {
+		if !o.host && o.Dentry == nil {
+			return sentry.Err(unix.ENOENT)
+		}
+		return sentry.Err(unix.EXDEV)
+	}
+	if o.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	if n.Dentry != nil || n.Parent == nil {
+		return sentry.Err(unix.EEXIST)
+	}
+	if o.Dentry.Inode().Mode()&unix.S_IFMT == unix.S_IFDIR {
+		return sentry.Err(unix.EPERM)
+	}
+	_, err = n.Parent.Link(n.Name, o.Dentry, t.Creds())
+	return retErr(err)
+}
+
+// Rename is rename(old, new).
+func Rename(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return renameat(t, unix.AT_FDCWD, args[0], unix.AT_FDCWD, args[1], 0)
+}
+
+// Renameat is renameat(olddirfd, old, newdirfd, new).
+func Renameat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return renameat(t, int32(args[0]), args[1], int32(args[2]), args[3], 0)
+}
+
+// Renameat2 is renameat2(olddirfd, old, newdirfd, new, flags).
+func Renameat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return renameat(t, int32(args[0]), args[1], int32(args[2]), args[3], uint32(args[4]))
+}
+
+// renameat is do_renameat2: flag checks first, EXDEV across mounts (the
+// host included), "." and ".." refused, the rest is the file system's.
+func renameat(t *sentry.Task, olddir int32, oldAddr uintptr, newdir int32, newAddr uintptr, flags uint32) sentry.Result {
+	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE|unix.RENAME_WHITEOUT) != 0 ||
+		flags&(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) == unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE ||
+		flags&(unix.RENAME_WHITEOUT|unix.RENAME_EXCHANGE) == unix.RENAME_WHITEOUT|unix.RENAME_EXCHANGE {
+		return sentry.Err(unix.EINVAL)
+	}
+	o, err := resolveAt(t, olddir, oldAddr, false, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	n, err := resolveAt(t, newdir, newAddr, false, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if o.host && n.host {
+		return sentry.Pass()
+	}
+	if o.host != n.host || o.Mount != n.Mount {
+		return sentry.Err(unix.EXDEV)
+	}
+	if flags&unix.RENAME_WHITEOUT != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	if o.Name == "" || o.Name == "." || o.Name == ".." || n.Name == "" || n.Name == "." || n.Name == ".." {
+		return sentry.Err(unix.EBUSY)
+	}
+	if o.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	if flags&unix.RENAME_EXCHANGE != 0 && n.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	isDir := func(d vfs.Dentry) bool { return d != nil && d.Inode().Mode()&unix.S_IFMT == unix.S_IFDIR }
+	if (o.TrailingSlash || n.TrailingSlash) && !isDir(o.Dentry) {
+		return sentry.Err(unix.ENOTDIR)
+	}
+	return retErr(o.Parent.Rename(o.Name, n.Parent, n.Name, flags, t.Creds()))
+}
+
+// Access is access(path, mode).
+func Access(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return faccessat(t, unix.AT_FDCWD, args[0], uint32(args[1]), 0)
+}
+
+// Faccessat is faccessat(dirfd, path, mode).
+func Faccessat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return faccessat(t, int32(args[0]), args[1], uint32(args[2]), 0)
+}
+
+// Faccessat2 is faccessat2(dirfd, path, mode, flags).
+func Faccessat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return faccessat(t, int32(args[0]), args[1], uint32(args[2]), uint32(args[3]))
+}
+
+// faccessat is do_faccessat: EINVAL for unknown mode or flag bits; the
+// check uses the caller's credentials (the sentry models one identity, so
+// real and effective ids agree).
+func faccessat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode, flags uint32) sentry.Result {
+	if mode&^7 != 0 || flags&^(unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	r, err := resolveAt(t, dirfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.file != nil {
+		defer r.file.DecRef()
+		r.Dentry = r.file.Dentry
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	if r.TrailingSlash && r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
+		return sentry.Err(unix.ENOTDIR)
+	}
+	if mode == 0 {
+		return sentry.Ret(0)
+	}
+	return retErr(r.Dentry.Inode().CheckPermission(t.Creds(), mode))
+}
+
+// Truncate is truncate(path, length), as do_sys_truncate: EINVAL for a
+// negative length, EISDIR for a directory, write permission needed.
+func Truncate(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	length := int64(args[1])
+	if length < 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	r, err := resolveAt(t, unix.AT_FDCWD, args[0], true, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	ino := r.Dentry.Inode()
+	switch ino.Mode() & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return sentry.Err(unix.EISDIR)
+	case unix.S_IFREG:
+	default:
+		return sentry.Err(unix.EINVAL)
+	}
+	if err := ino.CheckPermission(t.Creds(), vfs.MayWrite); err != nil {
+		return sentry.ErrOf(err)
+	}
+	return retErr(ino.Truncate(length, false))
+}
