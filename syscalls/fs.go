@@ -7,18 +7,72 @@ import (
 
 	"sentry/platform"
 	"sentry/sentry"
+	"sentry/sentry/vfs"
 )
 
-// Chdir runs on the host; on success the sentry learns the new working
-// directory from the kernel itself (/proc/TID/cwd), so that symlinks and
-// ".." are resolved exactly as the kernel did.
+// Chdir is chdir(path). A host directory is the host's: on success the
+// sentry learns the new working directory from the kernel itself
+// (/proc/TID/cwd), so that symlinks and ".." resolve as the kernel did. A
+// directory of the sentry's becomes the task's working directory in the
+// sentry only (the kernel's stays where it was; every path call that can
+// reach the sentry's files is trapped and resolved against the sentry's).
 func Chdir(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return sentry.Observe(t, unix.SYS_CHDIR, args, chdirExit, false)
+	r, err := resolveAt(t, unix.AT_FDCWD, args[0], true, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return sentry.Observe(t, unix.SYS_CHDIR, args, chdirExit, false)
+	}
+	return chdirTo(t, r.Mount, r.Dentry)
 }
 
-// Fchdir: see Chdir.
+// Fchdir is fchdir(fd); see Chdir.
 func Fchdir(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return sentry.Observe(t, unix.SYS_FCHDIR, args, chdirExit, false)
+	f := t.FDTable().Get(int32(args[0]))
+	if f == nil {
+		return sentry.Observe(t, unix.SYS_FCHDIR, args, chdirExit, false)
+	}
+	defer f.DecRef()
+	return chdirTo(t, f.Mount, f.Dentry)
+}
+
+// chdirTo is set_fs_pwd after the checks of chdir: ENOENT, ENOTDIR, and
+// search permission.
+func chdirTo(t *sentry.Task, m *vfs.Mount, d vfs.Dentry) sentry.Result {
+	if d == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	if d.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
+		return sentry.Err(unix.ENOTDIR)
+	}
+	if err := d.Inode().CheckPermission(t.Creds(), vfs.MayExec); err != nil {
+		return sentry.ErrOf(err)
+	}
+	t.FSContext().SetCwd(vfs.PathOf(m, d))
+	return sentry.Ret(0)
+}
+
+// Getcwd is getcwd(buf, size): a working directory in the sentry's files
+// is the sentry's to report (ERANGE if it does not fit, as Linux); with
+// the directory unlinked, "(unreachable)"-less Linux reports ENOENT.
+func Getcwd(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	cwd := t.FSContext().Cwd()
+	loc := t.Kernel().VFS.ResolveHostPath(cwd)
+	if loc.IsHost() {
+		return sentry.Pass()
+	}
+	if loc.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	if uintptr(len(cwd)+1) > args[1] {
+		return sentry.Err(unix.ERANGE)
+	}
+	b := append([]byte(cwd), 0)
+	if err := t.CopyOut(args[0], b); err != nil {
+		return sentry.Err(unix.EFAULT)
+	}
+	return sentry.Ret(int64(len(b)))
 }
 
 func chdirExit(t *sentry.Task, ret int64) int64 {

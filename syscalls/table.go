@@ -129,5 +129,6 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_CHDIR, "chdir", Chdir, path)
 	add(unix.SYS_FCHDIR, "fchdir", Fchdir, fd)
 	add(unix.SYS_UMASK, "umask", Umask, mode)
+	add(unix.SYS_GETCWD, "getcwd", Getcwd, ptr, num)
 	return &t
 }

@@ -17,3 +17,16 @@ type Filesystem interface {
 	Usage() (inodes, bytes int64)
 	Check() error
 }
+
+// PathOf is the absolute guest path of d in mount m (d_path).
+func PathOf(m *Mount, d Dentry) string {
+	var parts []string
+	for ; d != nil && d.Parent() != nil; d = d.Parent() {
+		parts = append(parts, d.Name())
+	}
+	p := m.Point
+	for i := len(parts) - 1; i >= 0; i-- {
+		p += "/" + parts[i]
+	}
+	return p
+}
