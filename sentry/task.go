@@ -92,6 +92,10 @@ type Task struct {
 	// pathBuf is reused for guest path strings, ioBuf for data.
 	pathBuf []byte
 	ioBuf   []byte
+	// stat and statx are reused result buffers: filled through the Inode
+	// interface, a local one would escape to the heap on every call.
+	stat  unix.Stat_t
+	statx unix.Statx_t
 	// scratch holds per-call state between a rewrite and its exit.
 	scratch Scratch
 }
@@ -194,4 +198,16 @@ func (t *Task) IOBuf(n int) []byte {
 		t.ioBuf = make([]byte, c)
 	}
 	return t.ioBuf[:n]
+}
+
+// StatBuf returns the task's reusable stat buffer, zeroed.
+func (t *Task) StatBuf() *unix.Stat_t {
+	t.stat = unix.Stat_t{}
+	return &t.stat
+}
+
+// StatxBuf returns the task's reusable statx buffer, zeroed.
+func (t *Task) StatxBuf() *unix.Statx_t {
+	t.statx = unix.Statx_t{}
+	return &t.statx
 }

@@ -25,9 +25,9 @@ func fstat(t *sentry.Task, fd int32, buf uintptr) sentry.Result {
 }
 
 func statTo(t *sentry.Task, ino vfs.Inode, m *vfs.Mount, buf uintptr) sentry.Result {
-	var st unix.Stat_t
-	ino.Stat(&st)
-	if err := t.CopyOut(buf, statBytes(&st)); err != nil {
+	st := t.StatBuf()
+	ino.Stat(st)
+	if err := t.CopyOut(buf, statBytes(st)); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(0)
@@ -152,11 +152,11 @@ func Statx(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	default:
 		ino, m = r.Dentry.Inode(), r.Mount
 	}
-	var stx unix.Statx_t
-	ino.Statx(&stx)
+	stx := t.StatxBuf()
+	ino.Statx(stx)
 	stx.Mnt_id = m.ID
 	stx.Mask |= unix.STATX_MNT_ID
-	if err := t.CopyOut(buf, statxBytes(&stx)); err != nil {
+	if err := t.CopyOut(buf, statxBytes(stx)); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(0)

@@ -63,6 +63,9 @@ type tracer struct {
 	// clone event named them; they stay stopped until then.
 	early map[int32]bool
 	regs  unix.PtraceRegs
+	// args is reused for every call: handing a fresh one to the
+	// Supervisor interface would allocate on each trap.
+	args platform.SyscallArgs
 }
 
 // Run starts the guest under the tracer and serves it until its first
@@ -270,9 +273,9 @@ func (t *tracer) syscallEnter(tid int32, th *thread) {
 		// The thread died under us (SIGKILL); its exit comes next.
 		return
 	}
-	args := platform.SyscallArgs{uintptr(regs.Rdi), uintptr(regs.Rsi), uintptr(regs.Rdx),
+	t.args = platform.SyscallArgs{uintptr(regs.Rdi), uintptr(regs.Rsi), uintptr(regs.Rdx),
 		uintptr(regs.R10), uintptr(regs.R8), uintptr(regs.R9)}
-	res := t.sup.Syscall(tid, uintptr(regs.Orig_rax), &args)
+	res := t.sup.Syscall(tid, uintptr(regs.Orig_rax), &t.args)
 	switch res.Action {
 	case platform.Passthrough:
 		cont(tid, 0)

@@ -1,0 +1,164 @@
+package syscalls_test
+
+import (
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/fs/tmpfs"
+	"sentry/platform"
+	"sentry/sentry"
+	"sentry/sentry/vfs"
+	"sentry/syscalls"
+)
+
+// The in-process handler path, without a platform: the "guest" is this
+// test process's own thread, whose memory the handlers read and write with
+// process_vm_readv/writev exactly as they do a real guest's.
+
+const mountPoint = "/sentry-test-mount"
+
+type harness struct {
+	// args is reused, as the platform's is.
+	args platform.SyscallArgs
+	k    *sentry.Kernel
+	tid int32
+	fs  *tmpfs.Filesystem
+}
+
+func newHarness(tb testing.TB, opts sentry.Options) *harness {
+	tb.Helper()
+	fs := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 250), RootMode: 01777})
+	opts.Mounts = []*vfs.Mount{{Point: mountPoint, Root: fs.Root(), ID: 1, FS: fs}}
+	opts.Cwd = "/"
+	k := sentry.NewKernel(opts, syscalls.NewTable())
+	tid := int32(unix.Gettid())
+	k.NewTask(0, tid, platform.NewTaskFork)
+	return &harness{k: k, tid: tid, fs: fs}
+}
+
+func cstr(s string) []byte { return append([]byte(s), 0) }
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
+
+// open serves openat through its rewrite, installing the file at fd as the
+// placeholder's number.
+func (h *harness) open(tb testing.TB, path []byte, flags int, fd int32) {
+	tb.Helper()
+	cwd := int64(unix.AT_FDCWD)
+	args := platform.SyscallArgs{uintptr(cwd), addr(path), uintptr(flags), 0644}
+	res := h.k.Syscall(h.tid, unix.SYS_OPENAT, &args)
+	if res.Action != platform.Rewrite || res.Sysno != unix.SYS_MEMFD_CREATE {
+		tb.Fatalf("openat %s: %+v", path, res)
+	}
+	if ret := h.k.SyscallExit(h.tid, int64(fd)); ret != int64(fd) {
+		tb.Fatalf("openat %s exit: %d", path, ret)
+	}
+}
+
+func (h *harness) call(nr uintptr, a ...uintptr) platform.Result {
+	h.args = platform.SyscallArgs{}
+	copy(h.args[:], a)
+	return h.k.Syscall(h.tid, nr, &h.args)
+}
+
+func TestHandlersInProcess(t *testing.T) {
+	h := newHarness(t, sentry.Options{FstatatShortcut: true})
+	path := cstr(mountPoint + "/f")
+	h.open(t, path, unix.O_CREAT|unix.O_RDWR, 100)
+	data := []byte("hello")
+	if r := h.call(unix.SYS_WRITE, 100, addr(data), 5); r.Action != platform.Done || r.Ret != 5 {
+		t.Fatalf("write: %+v", r)
+	}
+	var st unix.Stat_t
+	if r := h.call(unix.SYS_FSTAT, 100, uintptr(unsafe.Pointer(&st))); r.Ret != 0 || st.Size != 5 || st.Mode != unix.S_IFREG|0644 {
+		t.Fatalf("fstat: %+v %+v", r, st)
+	}
+	empty := cstr("")
+	st = unix.Stat_t{}
+	if r := h.call(unix.SYS_NEWFSTATAT, 100, addr(empty), uintptr(unsafe.Pointer(&st)), unix.AT_EMPTY_PATH); r.Ret != 0 || st.Size != 5 {
+		t.Fatalf("newfstatat: %+v %+v", r, st)
+	}
+	if r := h.call(unix.SYS_FSTAT, 100, 8); r.Ret != -int64(unix.EFAULT) {
+		t.Fatalf("fstat to a bad pointer: %+v", r)
+	}
+	if r := h.call(unix.SYS_CLOSE, 100); r.Action != platform.Passthrough {
+		t.Fatalf("close: %+v", r)
+	}
+	if c := h.k.Counters.Snapshot(h.k.Table()); c["close.sync"] != 1 || c["fstat"] != 2 || c["newfstatat.empty_path_shortcut"] != 1 {
+		t.Fatalf("counters: %v", c)
+	}
+	if err := h.fs.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHotPathsAllocateNothing: close, fstat and newfstatat on a virtual
+// fd allocate nothing (the trap path's budget is a few microseconds).
+func TestHotPathsAllocateNothing(t *testing.T) {
+	for _, mode := range []sentry.ClosePath{sentry.CloseSync, sentry.CloseDeferred} {
+		h := newHarness(t, sentry.Options{FstatatShortcut: true, ClosePath: mode})
+		path := cstr(mountPoint + "/f")
+		h.open(t, path, unix.O_CREAT|unix.O_RDWR, 100)
+		var st unix.Stat_t
+		stp := uintptr(unsafe.Pointer(&st))
+		empty := cstr("")
+		if n := testing.AllocsPerRun(1000, func() { h.call(unix.SYS_FSTAT, 100, stp) }); n != 0 {
+			t.Errorf("fstat: %v allocs/op", n)
+		}
+		if n := testing.AllocsPerRun(1000, func() { h.call(unix.SYS_NEWFSTATAT, 100, addr(empty), stp, unix.AT_EMPTY_PATH) }); n != 0 {
+			t.Errorf("newfstatat(fd, \"\", AT_EMPTY_PATH): %v allocs/op", n)
+		}
+		// Close numbers opened beforehand, so only close is measured.
+		const runs = 200
+		for i := int32(0); i <= runs; i++ {
+			h.open(t, path, unix.O_RDONLY, 200+i)
+		}
+		next := int32(200)
+		if n := testing.AllocsPerRun(runs, func() { h.call(unix.SYS_CLOSE, uintptr(next)); next++ }); n != 0 {
+			t.Errorf("close (%v): %v allocs/op", mode, n)
+		}
+	}
+}
+
+func benchmarkOpenClose(b *testing.B, mode sentry.ClosePath) {
+	h := newHarness(b, sentry.Options{FstatatShortcut: true, ClosePath: mode})
+	path := cstr(mountPoint + "/f")
+	h.open(b, path, unix.O_CREAT|unix.O_RDWR, 100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.open(b, path, unix.O_RDONLY, 101)
+		h.call(unix.SYS_CLOSE, 101)
+	}
+}
+
+func BenchmarkOpenCloseSync(b *testing.B)     { benchmarkOpenClose(b, sentry.CloseSync) }
+func BenchmarkOpenCloseDeferred(b *testing.B) { benchmarkOpenClose(b, sentry.CloseDeferred) }
+
+func BenchmarkFstat(b *testing.B) {
+	h := newHarness(b, sentry.Options{FstatatShortcut: true})
+	h.open(b, cstr(mountPoint+"/f"), unix.O_CREAT|unix.O_RDWR, 100)
+	var st unix.Stat_t
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.call(unix.SYS_FSTAT, 100, uintptr(unsafe.Pointer(&st)))
+	}
+}
+
+func benchmarkFstatatEmpty(b *testing.B, shortcut bool) {
+	h := newHarness(b, sentry.Options{FstatatShortcut: shortcut})
+	h.open(b, cstr(mountPoint+"/f"), unix.O_CREAT|unix.O_RDWR, 100)
+	var st unix.Stat_t
+	empty := cstr("")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.call(unix.SYS_NEWFSTATAT, 100, addr(empty), uintptr(unsafe.Pointer(&st)), unix.AT_EMPTY_PATH)
+	}
+}
+
+func BenchmarkFstatatEmptyShortcut(b *testing.B) { benchmarkFstatatEmpty(b, true) }
+func BenchmarkFstatatEmptyLookup(b *testing.B)   { benchmarkFstatatEmpty(b, false) }
