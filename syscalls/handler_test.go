@@ -23,8 +23,8 @@ type harness struct {
 	// args is reused, as the platform's is.
 	args platform.SyscallArgs
 	k    *sentry.Kernel
-	tid int32
-	fs  *tmpfs.Filesystem
+	tid  int32
+	fs   *tmpfs.Filesystem
 }
 
 func newHarness(tb testing.TB, opts sentry.Options) *harness {

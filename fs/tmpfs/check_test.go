@@ -15,9 +15,9 @@ import (
 // internals, and requires Check to name the problem.
 func TestCheckDetects(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(fs *Filesystem)
-		want  string
+		want   string
 	}{
 		{"file nlink", func(fs *Filesystem) { in(fs, "d/f").nlink.Add(1) }, "names"},
 		{"dir nlink", func(fs *Filesystem) { in(fs, "d").nlink.Add(1) }, "nlink"},

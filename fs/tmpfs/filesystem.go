@@ -82,7 +82,7 @@ type Filesystem struct {
 func New(opts Options) *Filesystem {
 	fs := &Filesystem{
 		opts:     opts,
-		maxPages: (opts.SizeLimit + pageSize - 1) / pageSize,
+		maxPages: pagesFor(opts.SizeLimit),
 		nextIno:  1,
 	}
 	if opts.SizeLimit < 0 {

@@ -189,6 +189,16 @@ func (i *inode) Truncate(size int64, fromOpen bool) error {
 	return nil
 }
 
+// pagesFor is the number of pages that size bytes span, without the
+// overflow of rounding up near math.MaxInt64.
+func pagesFor(size int64) int64 {
+	n := size / pageSize
+	if size%pageSize != 0 {
+		n++
+	}
+	return n
+}
+
 // truncatePagesLocked drops the pages wholly past size, zeroes the rest of
 // the page holding size, and returns the number of pages dropped. i.mu must
 // be held.
@@ -201,7 +211,7 @@ func (i *inode) truncatePagesLocked(size int64) int64 {
 		i.pages = nil // return the map's memory too
 		return n
 	}
-	keep := (size + pageSize - 1) / pageSize
+	keep := pagesFor(size)
 	var n int64
 	for idx := range i.pages {
 		if idx >= keep {
