@@ -1,12 +1,15 @@
 package syscalls
 
 import (
+	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
 	"sentry/sentry"
+	"sentry/sentry/vfs"
 )
 
 // maxRWCount is MAX_RW_COUNT: one read or write moves at most this much.
@@ -245,6 +248,195 @@ func Ftruncate(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	}
 	if err := f.Inode.Truncate(length, false); err != nil {
 		return sentry.ErrOf(err)
+	}
+	return sentry.Ret(0)
+}
+
+// uioMaxIOV is UIO_MAXIOV.
+const uioMaxIOV = 1024
+
+// Readv is readv(fd, iov, iovcnt).
+func Readv(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return vectored(t, int32(args[0]), args[1], int64(args[2]), -1, false)
+}
+
+// Writev is writev(fd, iov, iovcnt).
+func Writev(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return vectored(t, int32(args[0]), args[1], int64(args[2]), -1, true)
+}
+
+// Preadv is preadv(fd, iov, iovcnt, pos).
+func Preadv(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return positioned(t, args, false)
+}
+
+// Pwritev is pwritev(fd, iov, iovcnt, pos).
+func Pwritev(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return positioned(t, args, true)
+}
+
+// Preadv2 is preadv2(fd, iov, iovcnt, pos, pos_h, flags): pos -1 is the
+// description's offset; RWF_* hints change nothing on tmpfs, unknown ones
+// are EOPNOTSUPP as in kiocb_set_rw_flags.
+func Preadv2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return positioned2(t, args, false)
+}
+
+// Pwritev2: see Preadv2.
+func Pwritev2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return positioned2(t, args, true)
+}
+
+func positioned(t *sentry.Task, args *platform.SyscallArgs, write bool) sentry.Result {
+	if !t.FDTable().Has(int32(args[0])) {
+		return sentry.Pass()
+	}
+	pos := int64(args[3])
+	if pos < 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	return vectored(t, int32(args[0]), args[1], int64(args[2]), pos, write)
+}
+
+// rwfSupported are the RWF_* flags Linux knows (RWF_SUPPORTED).
+const rwfSupported = unix.RWF_HIPRI | unix.RWF_DSYNC | unix.RWF_SYNC | unix.RWF_NOWAIT | unix.RWF_APPEND | 0x20 | 0x40 | 0x80
+
+func positioned2(t *sentry.Task, args *platform.SyscallArgs, write bool) sentry.Result {
+	if !t.FDTable().Has(int32(args[0])) {
+		return sentry.Pass()
+	}
+	pos := int64(args[3])
+	if uint32(args[5])&^rwfSupported != 0 {
+		return sentry.Err(unix.EOPNOTSUPP)
+	}
+	if pos < -1 {
+		return sentry.Err(unix.EINVAL)
+	}
+	return vectored(t, int32(args[0]), args[1], int64(args[2]), pos, write)
+}
+
+// vectored is do_readv/do_writev over the sentry's read and write: the
+// segments in order, stopping at the first short transfer; an error
+// after some bytes moved returns those bytes.
+func vectored(t *sentry.Task, fd int32, iovAddr uintptr, iovcnt, pos int64, write bool) sentry.Result {
+	if !t.FDTable().Has(fd) {
+		return sentry.Pass()
+	}
+	if iovcnt < 0 || iovcnt > uioMaxIOV {
+		return sentry.Err(unix.EINVAL)
+	}
+	iov := make([]byte, 16*iovcnt)
+	if err := t.CopyIn(iovAddr, iov); err != nil {
+		return sentry.Err(unix.EFAULT)
+	}
+	var total int64
+	for i := int64(0); i < iovcnt; i++ {
+		base := uintptr(binary.LittleEndian.Uint64(iov[16*i:]))
+		n := binary.LittleEndian.Uint64(iov[16*i+8:])
+		if int64(n) < 0 {
+			return sentry.Err(unix.EINVAL)
+		}
+		if n == 0 {
+			continue
+		}
+		var r sentry.Result
+		if write {
+			r = writev(t, fd, base, uintptr(n), pos)
+		} else {
+			r = readv(t, fd, base, uintptr(n), pos)
+		}
+		if r.Ret < 0 {
+			if total == 0 {
+				return r
+			}
+			break
+		}
+		total += r.Ret
+		if pos >= 0 {
+			pos += r.Ret
+		}
+		if uint64(r.Ret) < n {
+			break
+		}
+	}
+	if total == 0 && iovcnt > 0 {
+		// Zero-length transfers still check the descriptor's mode.
+		var r sentry.Result
+		if write {
+			r = writev(t, fd, 0, 0, pos)
+		} else {
+			r = readv(t, fd, 0, 0, pos)
+		}
+		if r.Ret < 0 {
+			return r
+		}
+	}
+	return sentry.Ret(total)
+}
+
+// Fsync is fsync(fd) (and fdatasync, syncfs): tmpfs has nothing to write
+// back (noop_fsync), so a virtual fd succeeds at once.
+func Fsync(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	f := t.FDTable().Get(int32(args[0]))
+	if f == nil {
+		return sentry.Pass()
+	}
+	defer f.DecRef()
+	if f.IsPath() {
+		return sentry.Err(unix.EBADF)
+	}
+	return sentry.Ret(0)
+}
+
+// Fadvise64 is fadvise64(fd, offset, len, advice): advice is checked
+// (EINVAL), then it is a hint tmpfs ignores; EINVAL for a negative length,
+// ESPIPE never (regular files and directories).
+func Fadvise64(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	f := t.FDTable().Get(int32(args[0]))
+	if f == nil {
+		return sentry.Pass()
+	}
+	defer f.DecRef()
+	if f.IsPath() {
+		return sentry.Err(unix.EBADF)
+	}
+	if int64(args[2]) < 0 || args[3] > unix.FADV_NOREUSE {
+		return sentry.Err(unix.EINVAL)
+	}
+	return sentry.Ret(0)
+}
+
+// Fstatfs is fstatfs(fd, buf) on a virtual fd: the mount's figures
+// (TMPFS_MAGIC).
+func Fstatfs(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	f := t.FDTable().Get(int32(args[0]))
+	if f == nil {
+		return sentry.Pass()
+	}
+	defer f.DecRef()
+	return statfsTo(t, f.Mount, args[1])
+}
+
+// Statfs is statfs(path, buf).
+func Statfs(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	r, err := resolveAt(t, unix.AT_FDCWD, args[0], true, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	return statfsTo(t, r.Mount, args[1])
+}
+
+func statfsTo(t *sentry.Task, m *vfs.Mount, buf uintptr) sentry.Result {
+	var st unix.Statfs_t
+	m.FS.Statfs(&st)
+	if err := t.CopyOut(buf, unsafe.Slice((*byte)(unsafe.Pointer(&st)), unsafe.Sizeof(st))); err != nil {
+		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(0)
 }

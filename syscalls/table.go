@@ -77,6 +77,18 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_FACCESSAT, "faccessat", Faccessat, fd, path, num)
 	add(unix.SYS_FACCESSAT2, "faccessat2", Faccessat2, fd, path, num, atfl)
 	add(unix.SYS_TRUNCATE, "truncate", Truncate, path, num)
+	add(unix.SYS_READV, "readv", Readv, fd, ptr, num)
+	add(unix.SYS_WRITEV, "writev", Writev, fd, ptr, num)
+	add(unix.SYS_PREADV, "preadv", Preadv, fd, ptr, num, num)
+	add(unix.SYS_PWRITEV, "pwritev", Pwritev, fd, ptr, num, num)
+	add(unix.SYS_PREADV2, "preadv2", Preadv2, fd, ptr, num, num, num, hex)
+	add(unix.SYS_PWRITEV2, "pwritev2", Pwritev2, fd, ptr, num, num, num, hex)
+	add(unix.SYS_FSYNC, "fsync", Fsync, fd)
+	add(unix.SYS_FDATASYNC, "fdatasync", Fsync, fd)
+	add(unix.SYS_SYNCFS, "syncfs", Fsync, fd)
+	add(unix.SYS_FADVISE64, "fadvise64", Fadvise64, fd, num, num, num)
+	add(unix.SYS_FSTATFS, "fstatfs", Fstatfs, fd, ptr)
+	add(unix.SYS_STATFS, "statfs", Statfs, path, ptr)
 	// Not modelled on sentry files yet: unserved.go keeps them off the
 	// host's files behind a mount and off placeholders.
 	for _, c := range []struct {
@@ -85,7 +97,7 @@ func NewTable() *sentry.SyscallTable {
 	}{
 		{unix.SYS_CHMOD, "chmod"}, {unix.SYS_CHOWN, "chown"}, {unix.SYS_LCHOWN, "lchown"},
 		{unix.SYS_MKNOD, "mknod"}, {unix.SYS_UTIME, "utime"}, {unix.SYS_UTIMES, "utimes"},
-		{unix.SYS_STATFS, "statfs"}, {unix.SYS_SETXATTR, "setxattr"}, {unix.SYS_LSETXATTR, "lsetxattr"},
+		{unix.SYS_SETXATTR, "setxattr"}, {unix.SYS_LSETXATTR, "lsetxattr"},
 		{unix.SYS_GETXATTR, "getxattr"}, {unix.SYS_LGETXATTR, "lgetxattr"}, {unix.SYS_LISTXATTR, "listxattr"},
 		{unix.SYS_LLISTXATTR, "llistxattr"}, {unix.SYS_REMOVEXATTR, "removexattr"},
 		{unix.SYS_LREMOVEXATTR, "lremovexattr"}, {unix.SYS_CHROOT, "chroot"},
@@ -106,14 +118,10 @@ func NewTable() *sentry.SyscallTable {
 		nr   uintptr
 		name string
 	}{
-		{unix.SYS_FCHMOD, "fchmod"}, {unix.SYS_FCHOWN, "fchown"}, {unix.SYS_FSYNC, "fsync"},
-		{unix.SYS_FDATASYNC, "fdatasync"}, {unix.SYS_READV, "readv"}, {unix.SYS_WRITEV, "writev"},
-		{unix.SYS_PREADV, "preadv"}, {unix.SYS_PWRITEV, "pwritev"}, {unix.SYS_PREADV2, "preadv2"},
-		{unix.SYS_PWRITEV2, "pwritev2"}, {unix.SYS_FALLOCATE, "fallocate"}, {unix.SYS_FSTATFS, "fstatfs"},
-		{unix.SYS_FLOCK, "flock"}, {unix.SYS_FADVISE64, "fadvise64"}, {unix.SYS_GETDENTS, "getdents"},
+		{unix.SYS_FCHMOD, "fchmod"}, {unix.SYS_FCHOWN, "fchown"}, {unix.SYS_FALLOCATE, "fallocate"}, {unix.SYS_FLOCK, "flock"}, {unix.SYS_GETDENTS, "getdents"},
 		{unix.SYS_FGETXATTR, "fgetxattr"}, {unix.SYS_FSETXATTR, "fsetxattr"}, {unix.SYS_FLISTXATTR, "flistxattr"},
 		{unix.SYS_FREMOVEXATTR, "fremovexattr"}, {unix.SYS_SYNC_FILE_RANGE, "sync_file_range"},
-		{unix.SYS_SYNCFS, "syncfs"}, {unix.SYS_READAHEAD, "readahead"},
+		{unix.SYS_READAHEAD, "readahead"},
 	} {
 		add(c.nr, c.name, unservedFD, fd)
 	}

@@ -1,5 +1,7 @@
 package vfs
 
+import "golang.org/x/sys/unix"
+
 // Mount is one mounted file system instance at a point in the guest's path
 // tree. Point is absolute and clean ("/tmp").
 type Mount struct {
@@ -15,6 +17,7 @@ type Mount struct {
 type Filesystem interface {
 	Root() Dentry
 	Usage() (inodes, bytes int64)
+	Statfs(st *unix.Statfs_t)
 	Check() error
 }
 
