@@ -121,6 +121,11 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		// Anonymous tmpfs files are not modelled yet.
 		return sentry.Err(unix.EOPNOTSUPP)
 	}
+	if flags&unix.O_CREAT != 0 && r.TrailingSlash {
+		// open_last_lookups: O_CREAT with a trailing slash, before the
+		// lookup.
+		return sentry.Err(unix.EISDIR)
+	}
 	s := t.Scratch()
 	*s = sentry.Scratch{Flags: flags, Mount: r.Mount}
 	if r.Dentry == nil {
@@ -240,8 +245,12 @@ func fileFlags(flags uint32) uint32 {
 	if flags&unix.O_PATH != 0 {
 		return flags & (unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW)
 	}
-	return flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOCTTY|unix.O_TRUNC|unix.O_CLOEXEC) | unix.O_LARGEFILE
+	return flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOCTTY|unix.O_TRUNC|unix.O_CLOEXEC) | oLargefile
 }
+
+// oLargefile is O_LARGEFILE on x86-64 (x/sys/unix defines it as 0 there,
+// as glibc's headers do for 64-bit userspace; the kernel's bit is 0100000).
+const oLargefile = 0x8000
 
 func errnoOf(err error) unix.Errno {
 	if e, ok := err.(unix.Errno); ok {

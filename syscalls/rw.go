@@ -20,8 +20,12 @@ func Read(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	return readv(t, int32(args[0]), args[1], args[2], -1)
 }
 
-// Pread64 is pread64(fd, buf, count, offset).
+// Pread64 is pread64(fd, buf, count, offset): a negative offset is EINVAL
+// (ksys_pread64).
 func Pread64(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	if int64(args[3]) < 0 && t.FDTable().Has(int32(args[0])) {
+		return sentry.Err(unix.EINVAL)
+	}
 	return readv(t, int32(args[0]), args[1], args[2], int64(args[3]))
 }
 
@@ -30,8 +34,11 @@ func Write(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	return writev(t, int32(args[0]), args[1], args[2], -1)
 }
 
-// Pwrite64 is pwrite64(fd, buf, count, offset).
+// Pwrite64 is pwrite64(fd, buf, count, offset); see Pread64.
 func Pwrite64(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	if int64(args[3]) < 0 && t.FDTable().Has(int32(args[0])) {
+		return sentry.Err(unix.EINVAL)
+	}
 	return writev(t, int32(args[0]), args[1], args[2], int64(args[3]))
 }
 
@@ -192,6 +199,10 @@ func Lseek(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	off, whence := int64(args[1]), int(args[2])
 	f.Lock()
 	defer f.Unlock()
+	if f.Inode.Mode()&unix.S_IFMT == unix.S_IFDIR && whence != unix.SEEK_SET && whence != unix.SEEK_CUR {
+		// dcache_dir_lseek knows only SEEK_SET and SEEK_CUR.
+		return sentry.Err(unix.EINVAL)
+	}
 	size := f.Inode.Size()
 	var n int64
 	switch whence {

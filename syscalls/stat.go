@@ -79,7 +79,7 @@ func Newfstatat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if r.host {
 		return sentry.Pass()
 	}
-	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT|unix.AT_EMPTY_PATH) != 0 {
+	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT|unix.AT_EMPTY_PATH|atStatxSyncType) != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
 	return statWalk(t, &r, buf)
@@ -154,8 +154,7 @@ func Statx(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	}
 	stx := t.StatxBuf()
 	ino.Statx(stx)
-	stx.Mnt_id = m.ID
-	stx.Mask |= unix.STATX_MNT_ID
+	fillStatxMask(stx, mask, m)
 	if err := t.CopyOut(buf, statxBytes(stx)); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
@@ -164,3 +163,28 @@ func Statx(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 
 // atStatxSyncType is AT_STATX_SYNC_TYPE (not in x/sys/unix).
 const atStatxSyncType = 0x6000
+
+// statxMntIDUnique is STATX_MNT_ID_UNIQUE.
+const statxMntIDUnique = 0x4000
+
+// fillStatxMask trims what statx reports to what Linux 6.18 reports for
+// tmpfs given the request: btime only when asked (shmem_getattr), mtime
+// and ctime only when asked (multigrain timestamps, generic_fillattr since
+// 6.13), and the mount id as the unique or the old kind, as requested.
+func fillStatxMask(stx *unix.Statx_t, request uint32, m *vfs.Mount) {
+	if request&unix.STATX_BTIME == 0 {
+		stx.Mask &^= unix.STATX_BTIME
+		stx.Btime = unix.StatxTimestamp{}
+	}
+	if request&(unix.STATX_MTIME|unix.STATX_CTIME) == 0 {
+		stx.Mask &^= unix.STATX_MTIME | unix.STATX_CTIME
+		stx.Mtime = unix.StatxTimestamp{}
+		stx.Ctime = unix.StatxTimestamp{}
+	}
+	stx.Mnt_id = m.ID
+	if request&statxMntIDUnique != 0 {
+		stx.Mask |= statxMntIDUnique
+	} else {
+		stx.Mask |= unix.STATX_MNT_ID
+	}
+}

@@ -30,6 +30,7 @@ const usage = `sentry: run Linux programs under a syscall-emulation sandbox.
 
 Usage:
   sentry run [flags] -- COMMAND [ARG...]   run COMMAND in the sandbox
+  sentry bench [flags]                      compare syscall loops: native, stock, patched, peers
   sentry help [COMMAND]                     show help
 
 "sentry run -h" lists the flags of run.
@@ -55,6 +56,8 @@ func mainWithArgs(args []string) int {
 	switch args[0] {
 	case "run":
 		return runMain(args[1:])
+	case "bench":
+		return benchMain(args[1:])
 	case "help", "-h", "--help", "-help":
 		if len(args) > 1 && args[0] == "help" {
 			return mainWithArgs([]string{args[1], "-h"})

@@ -609,13 +609,31 @@ func newDiffer(t *testing.T, base string, fs *Filesystem, watch []string) *diffe
 	return &differ{t: t, real: r, our: o, watch: append([]string{""}, watch...)}
 }
 
-func shmDiffer(t *testing.T, watch []string) *differ {
+func shmDiffer(t *testing.T, watch []string, steps []step) *differ {
 	requireShm(t)
 	base, err := os.MkdirTemp("/dev/shm", "tmpfs-diff-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(base) })
+	shmDir := base
+	t.Cleanup(func() { os.RemoveAll(shmDir) })
+	// Steps run as other users need to reach base. /dev/shm is shared
+	// with the rest of the machine and may have lost its usual 01777;
+	// then run on a private tmpfs mount, the same kernel code.
+	var shm unix.Stat_t
+	if err := unix.Stat("/dev/shm", &shm); err == nil && shm.Mode&0001 == 0 && slices.ContainsFunc(steps, func(s step) bool { return s.cred != nil && s.cred.UID != 0 }) {
+		mnt, err := os.MkdirTemp("", "tmpfs-diff-mnt-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(mnt) })
+		base = mnt
+		if err := unix.Mount("tmpfs", base, "tmpfs", 0, "mode=1777"); err != nil {
+			t.Skipf("/dev/shm is not searchable by other users (mode %o) and a private tmpfs cannot be mounted: %v", shm.Mode&07777, err)
+		}
+		t.Cleanup(func() { unix.Unmount(base, unix.MNT_DETACH) })
+		t.Logf("/dev/shm has mode %o; running on a private tmpfs at %s", shm.Mode&07777, base)
+	}
 	if err := unix.Chmod(base, 01777); err != nil {
 		t.Fatal(err)
 	}
@@ -836,7 +854,7 @@ func TestLinuxDifferential(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			shmDiffer(t, tc.watch).run(tc.steps)
+			shmDiffer(t, tc.watch, tc.steps).run(tc.steps)
 		})
 	}
 }

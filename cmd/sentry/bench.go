@@ -1,0 +1,707 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/syscalls"
+)
+
+// workloadSrc holds every loop of the benchmark; it is compiled on first use
+// so that "sentry bench" needs nothing but the binary and a C compiler.
+//
+//go:embed testdata/bench/workload.c
+var workloadSrc []byte
+
+// benchCFlags are part of the cache key: a binary built with other flags is
+// another binary.
+var benchCFlags = []string{"-O2", "-Wall"}
+
+// benchWorkloads are the loops workload.c knows, in report order.
+var benchWorkloads = []struct{ name, what string }{
+	{"open1", "open+close of one file"},
+	{"fstat", "fstat(fd)"},
+	{"fstatat_empty", `newfstatat(fd, "", AT_EMPTY_PATH)`},
+	{"stat", "newfstatat(AT_FDCWD, path, 0)"},
+	{"read4k", "pread 4096 bytes at offset 0"},
+	{"write4k", "pwrite 4096 bytes at offset 0"},
+	{"getppid", "getppid (never trapped)"},
+}
+
+// benchCounters are the per-path counters the report shows for the sandbox
+// modes: the two paths the kernel patches change, and what each replaces.
+var benchCounters = []string{
+	"close.sync", "close.deferred", "taskwork.run",
+	"fstat", "newfstatat.empty_path_shortcut", "newfstatat.lookup",
+}
+
+// benchGuestDir is where the sandboxed workload works: under the sentry's
+// tmpfs, which is the file system being measured.
+const benchGuestDir = "/tmp/bench"
+
+// benchHostTmpfs is where native runs and peers work: a kernel tmpfs, the
+// reference the sentry's tmpfs is compared with.
+const benchHostTmpfs = "/dev/shm"
+
+// benchRunOverhead is a guess at what one run costs beyond its duration
+// (starting the sandbox, loading the program, writing stats), used only for
+// the estimate printed before starting.
+const benchRunOverhead = 60 * time.Millisecond
+
+const benchUsage = `Usage: sentry bench [flags]
+
+Runs will-it-scale-style loops natively on a kernel tmpfs (` + benchHostTmpfs + `), under
+"sentry run" as the stock kernel behaves (--close-path deferred
+--fstatat-shortcut off) and as patched (the defaults), and under strace and
+proot when they are installed, and prints each one's median ops/s. Runs
+interleave (native, stock, patched, peers; then the next repeat) so drift
+over time does not bias the ratios.
+
+Workloads: %s.
+
+Exit status: 0 ok, 2 usage error, 125 when a run fails.
+
+Flags:
+`
+
+// benchFlags are the flags of "sentry bench".
+type benchFlags struct {
+	workloads string
+	duration  time.Duration
+	repeats   int
+	threads   int
+	json      bool
+	cpu       int
+}
+
+// benchMode is one way of running a workload.
+type benchMode struct {
+	name    string // native, stock, patched, strace, proot
+	variant string // peers only: pinned or unpinned
+	sandbox bool   // under "sentry run": works in benchGuestDir, has counters
+	// argv is the command line that runs guest (the workload program and
+	// its arguments); stats is the --stats-json file of a sandbox run.
+	argv func(stats string, guest []string) []string
+}
+
+func (m benchMode) String() string {
+	if m.variant != "" {
+		return m.name + " " + m.variant
+	}
+	return m.name
+}
+
+// benchRun is one measured run.
+type benchRun struct {
+	Ops       int64   `json:"ops"`
+	NS        int64   `json:"ns"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+}
+
+// benchModeResult is one mode's runs of one workload.
+type benchModeResult struct {
+	Command         []string   `json:"command"`
+	MedianOpsPerSec float64    `json:"median_ops_per_sec"`
+	Runs            []benchRun `json:"runs"`
+	// Counters are the sandbox's per-path counters from the last run.
+	Counters map[string]uint64 `json:"counters,omitempty"`
+}
+
+// benchPeerResult is a peer tool's runs, pinned and unpinned; Best names
+// the one with the higher median, which is the one reported.
+type benchPeerResult struct {
+	Best            string                      `json:"best"`
+	MedianOpsPerSec float64                     `json:"median_ops_per_sec"`
+	Variants        map[string]*benchModeResult `json:"variants"`
+}
+
+// benchWorkloadResult is everything measured for one workload.
+type benchWorkloadResult struct {
+	Workload         string                      `json:"workload"`
+	Native           *benchModeResult            `json:"native"`
+	Stock            *benchModeResult            `json:"stock"`
+	Patched          *benchModeResult            `json:"patched"`
+	PatchedPerStock  float64                     `json:"patched_per_stock"`
+	PatchedPerNative float64                     `json:"patched_per_native"`
+	Peers            map[string]*benchPeerResult `json:"peers,omitempty"`
+}
+
+// benchReport is the --json document.
+type benchReport struct {
+	CPU        int                    `json:"cpu"`
+	PeerCPU    int                    `json:"peer_cpu"`
+	Threads    int                    `json:"threads"`
+	DurationNS int64                  `json:"duration_ns"`
+	Repeats    int                    `json:"repeats"`
+	Kernel     string                 `json:"kernel"`
+	NumCPU     int                    `json:"num_cpu"`
+	Peers      []string               `json:"peers"`
+	Workloads  []*benchWorkloadResult `json:"workloads"`
+}
+
+func benchMain(args []string) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	var f benchFlags
+	names := make([]string, len(benchWorkloads))
+	for i, w := range benchWorkloads {
+		names[i] = w.name
+	}
+	fs.StringVar(&f.workloads, "workload", "all", "comma-separated `LIST` of workloads to run, or all")
+	fs.DurationVar(&f.duration, "duration", time.Second, "how long each run loops")
+	fs.IntVar(&f.repeats, "repeats", 3, "runs of each workload in each mode; the report shows medians")
+	fs.IntVar(&f.threads, "threads", 1, "copies of the workload run in parallel, each on its own file (will-it-scale -t); ops are summed")
+	fs.BoolVar(&f.json, "json", false, "print one JSON document with every number instead of tables")
+	fs.IntVar(&f.cpu, "cpu", 0, "passed to \"sentry run --cpu\": the CPU the tracer and guest are pinned to; -1 leaves them unpinned. Peers' pinned runs use it too (CPU 0 when -1)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), benchUsage, strings.Join(names, ", "))
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "sentry bench: "+format+"\n", a...)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	workloads, err := parseWorkloads(f.workloads, names)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	switch {
+	case f.duration < time.Millisecond:
+		return usageErr("--duration %v: want at least 1ms", f.duration)
+	case f.repeats < 1:
+		return usageErr("--repeats %d: want at least 1", f.repeats)
+	case f.threads < 1 || f.threads > 1024:
+		return usageErr("--threads %d: want 1 to 1024", f.threads)
+	case f.cpu < -1:
+		return usageErr("--cpu %d: want a CPU number or -1", f.cpu)
+	}
+	if err := bench(&f, workloads); err != nil {
+		fmt.Fprintf(os.Stderr, "sentry bench: %v\n", err)
+		return exitSandbox
+	}
+	return 0
+}
+
+// parseWorkloads turns the --workload list into names, in report order.
+func parseWorkloads(list string, known []string) ([]string, error) {
+	if list == "all" {
+		return known, nil
+	}
+	want := map[string]bool{}
+	for _, w := range strings.Split(list, ",") {
+		w = strings.TrimSpace(w)
+		if !contains(known, w) {
+			return nil, fmt.Errorf("--workload: unknown workload %q (have %s)", w, strings.Join(known, ", "))
+		}
+		want[w] = true
+	}
+	var out []string
+	for _, w := range known {
+		if want[w] {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func bench(f *benchFlags, workloads []string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the sentry binary: %w", err)
+	}
+	prog, err := buildWorkload()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "sentry-bench-")
+	if err != nil {
+		return fmt.Errorf("stats dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	peerCPU := f.cpu
+	if peerCPU < 0 {
+		peerCPU = 0
+	}
+	modes, peers := benchModes(self, f.cpu, peerCPU)
+	rep := &benchReport{
+		CPU:        f.cpu,
+		PeerCPU:    peerCPU,
+		Threads:    f.threads,
+		DurationNS: f.duration.Nanoseconds(),
+		Repeats:    f.repeats,
+		Kernel:     kernelRelease(),
+		NumCPU:     runtime.NumCPU(),
+		Peers:      peers,
+	}
+
+	total := len(workloads) * len(modes) * f.repeats
+	est := time.Duration(total) * (f.duration + benchRunOverhead)
+	fmt.Fprintf(os.Stderr, "sentry bench: %d workloads x %d modes x %d repeats of %v: about %v\n",
+		len(workloads), len(modes), f.repeats, f.duration, est.Round(100*time.Millisecond))
+	progress := newProgress(os.Stderr)
+	defer progress.done()
+
+	for _, w := range workloads {
+		results := make([]*benchModeResult, len(modes))
+		for r := 0; r < f.repeats; r++ {
+			for i, m := range modes {
+				progress.show("%-14s %-16s %d/%d", w, m, r+1, f.repeats)
+				res, counters, argv, err := benchOnce(m, prog, w, tmp, f)
+				if err != nil {
+					return fmt.Errorf("%s (%s): %w", w, m, err)
+				}
+				if results[i] == nil {
+					results[i] = &benchModeResult{Command: argv}
+				}
+				results[i].Runs = append(results[i].Runs, res)
+				if counters != nil {
+					results[i].Counters = counters
+				}
+			}
+		}
+		wr := &benchWorkloadResult{Workload: w}
+		for i, m := range modes {
+			res := results[i]
+			res.MedianOpsPerSec = medianRate(res.Runs)
+			switch m.name {
+			case "native":
+				wr.Native = res
+			case "stock":
+				wr.Stock = res
+			case "patched":
+				wr.Patched = res
+			default:
+				if wr.Peers == nil {
+					wr.Peers = map[string]*benchPeerResult{}
+				}
+				p := wr.Peers[m.name]
+				if p == nil {
+					p = &benchPeerResult{Variants: map[string]*benchModeResult{}}
+					wr.Peers[m.name] = p
+				}
+				p.Variants[m.variant] = res
+				if res.MedianOpsPerSec > p.MedianOpsPerSec {
+					p.Best, p.MedianOpsPerSec = m.variant, res.MedianOpsPerSec
+				}
+			}
+		}
+		wr.PatchedPerStock = ratio(wr.Patched.MedianOpsPerSec, wr.Stock.MedianOpsPerSec)
+		wr.PatchedPerNative = ratio(wr.Patched.MedianOpsPerSec, wr.Native.MedianOpsPerSec)
+		rep.Workloads = append(rep.Workloads, wr)
+	}
+	progress.done()
+
+	if f.json {
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding the report: %w", err)
+		}
+		_, err = os.Stdout.Write(append(data, '\n'))
+		return err
+	}
+	printBenchReport(os.Stdout, rep)
+	return nil
+}
+
+// benchModes lists the modes in the order each repeat runs them, and the
+// peer tools found.
+func benchModes(self string, cpu, peerCPU int) ([]benchMode, []string) {
+	sentryRun := func(extra ...string) func(string, []string) []string {
+		return func(stats string, guest []string) []string {
+			argv := []string{self, "run", "--cpu", strconv.Itoa(cpu), "--stats-json", stats}
+			argv = append(argv, extra...)
+			return append(append(argv, "--"), guest...)
+		}
+	}
+	modes := []benchMode{
+		{name: "native", argv: func(_ string, guest []string) []string { return guest }},
+		{name: "stock", sandbox: true, argv: sentryRun("--close-path", "deferred", "--fstatat-shortcut", "off")},
+		{name: "patched", sandbox: true, argv: sentryRun()},
+	}
+
+	var peers []string
+	taskset, _ := exec.LookPath("taskset")
+	addPeer := func(name string, cmd []string) {
+		peers = append(peers, name)
+		if taskset != "" {
+			pinned := append([]string{taskset, "-c", strconv.Itoa(peerCPU)}, cmd...)
+			modes = append(modes, benchMode{name: name, variant: "pinned", argv: func(_ string, guest []string) []string {
+				return append(append([]string(nil), pinned...), guest...)
+			}})
+		}
+		modes = append(modes, benchMode{name: name, variant: "unpinned", argv: func(_ string, guest []string) []string {
+			return append(append([]string(nil), cmd...), guest...)
+		}})
+	}
+	if strace, err := exec.LookPath("strace"); err == nil {
+		// strace traps what the sentry traps, so both pay for the same
+		// stops and differ only in what a stop costs. "?name" lets an
+		// strace older than a syscall (fchmodat2 in strace 6.1) skip it
+		// instead of refusing to start; the loops never make such calls.
+		names := trappedSyscallNames()
+		for i, n := range names {
+			names[i] = "?" + n
+		}
+		addPeer("strace", []string{strace, "-f", "--seccomp-bpf", "-qq", "-o", "/dev/null",
+			"-e", "trace=" + strings.Join(names, ","), "--"})
+	}
+	if proot, err := exec.LookPath("proot"); err == nil {
+		addPeer("proot", []string{proot}) // proot has no "--"; its options end at the program
+	}
+	return modes, peers
+}
+
+// trappedSyscallNames lists the syscalls the sentry's seccomp filter traps:
+// those with a handler in the table.
+func trappedSyscallNames() []string {
+	var names []string
+	for _, sc := range syscalls.NewTable() {
+		if sc.Fn != nil {
+			names = append(names, sc.Name)
+		}
+	}
+	return names
+}
+
+// benchOnce runs workload w once in mode m, returning the measurement, the
+// sandbox's counters (nil outside the sandbox) and the command line.
+func benchOnce(m benchMode, prog, w, tmp string, f *benchFlags) (benchRun, map[string]uint64, []string, error) {
+	dir := benchGuestDir
+	if !m.sandbox {
+		// A fresh directory per run, so no run sees another's files.
+		d, err := os.MkdirTemp(benchHostTmpfs, "sentry-bench-")
+		if err != nil {
+			return benchRun{}, nil, nil, fmt.Errorf("work dir on the kernel tmpfs: %w", err)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	stats := filepath.Join(tmp, "stats.json")
+	os.Remove(stats)
+	guest := []string{prog, w, dir, strconv.FormatInt(f.duration.Nanoseconds(), 10), strconv.Itoa(f.threads)}
+	argv := m.argv(stats, guest)
+
+	// A hung run must not hang the benchmark: allow for the slowest
+	// tracer's start-up, then kill it (the sentry's EXITKILL takes the
+	// guest with it).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*f.duration+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("timed out after %v", 10*f.duration+30*time.Second)
+		}
+		return benchRun{}, nil, argv, fmt.Errorf("%s: %w\n%s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	var res benchRun
+	out := strings.TrimSpace(stdout.String())
+	if _, err := fmt.Sscanf(lastLine(out), "ops %d ns %d", &res.Ops, &res.NS); err != nil || res.NS <= 0 {
+		return benchRun{}, nil, argv, fmt.Errorf("%s: output %q is not \"ops N ns M\"\n%s", strings.Join(argv, " "), out, strings.TrimSpace(stderr.String()))
+	}
+	res.OpsPerSec = float64(res.Ops) * 1e9 / float64(res.NS)
+	if !m.sandbox {
+		return res, nil, argv, nil
+	}
+	counters, err := readBenchCounters(stats)
+	if err != nil {
+		return benchRun{}, nil, argv, err
+	}
+	return res, counters, argv, nil
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// readBenchCounters picks the per-path counters out of a --stats-json file;
+// a counter the sentry did not report is 0.
+func readBenchCounters(path string) (map[string]uint64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading --stats-json: %w", err)
+	}
+	var st statsReport
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("parsing --stats-json %s: %w", path, err)
+	}
+	out := make(map[string]uint64, len(benchCounters))
+	for _, c := range benchCounters {
+		out[c] = st.Counters[c]
+	}
+	return out, nil
+}
+
+func medianRate(runs []benchRun) float64 {
+	rates := make([]float64, len(runs))
+	for i, r := range runs {
+		rates[i] = r.OpsPerSec
+	}
+	sort.Float64s(rates)
+	n := len(rates)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return rates[n/2]
+	}
+	return (rates[n/2-1] + rates[n/2]) / 2
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// buildWorkload compiles the embedded workload.c into the cache, once per
+// version of the source and flags, and returns the binary's path.
+func buildWorkload() (string, error) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		return "", fmt.Errorf("the workloads are C and need gcc: %w", err)
+	}
+	h := sha256.New()
+	h.Write(workloadSrc)
+	for _, fl := range benchCFlags {
+		h.Write([]byte{0})
+		h.Write([]byte(fl))
+	}
+	key := hex.EncodeToString(h.Sum(nil))[:16]
+	dir, err := benchCacheDir()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "workload-"+key)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	src := bin + ".c"
+	if err := os.WriteFile(src, workloadSrc, 0o644); err != nil {
+		return "", fmt.Errorf("writing the workload source: %w", err)
+	}
+	// Build under a private name and rename, so a concurrent bench never
+	// runs a half-written binary.
+	tmpBin := fmt.Sprintf("%s.tmp%d", bin, os.Getpid())
+	args := append(append([]string(nil), benchCFlags...), "-o", tmpBin, src)
+	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+		os.Remove(tmpBin)
+		return "", fmt.Errorf("gcc %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	if err := os.Rename(tmpBin, bin); err != nil {
+		os.Remove(tmpBin)
+		return "", fmt.Errorf("installing the workload binary: %w", err)
+	}
+	return bin, nil
+}
+
+// benchCacheDir finds a writable cache directory the guest can execute
+// from. A directory under /tmp will not do: in the sandbox /tmp is the
+// sentry's empty tmpfs, so the guest would not find the program there.
+func benchCacheDir() (string, error) {
+	var candidates []string
+	if d, err := os.UserCacheDir(); err == nil {
+		candidates = append(candidates, filepath.Join(d, "sentry-bench"))
+	}
+	candidates = append(candidates, "/var/cache/sentry-bench",
+		filepath.Join(benchHostTmpfs, fmt.Sprintf("sentry-bench-cache-%d", os.Getuid())))
+	var errs []error
+	for _, d := range candidates {
+		if d == "/tmp" || strings.HasPrefix(d, "/tmp/") {
+			errs = append(errs, fmt.Errorf("%s: under /tmp, hidden from the guest by the sandbox's tmpfs", d))
+			continue
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := unix.Access(d, unix.W_OK|unix.X_OK); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", d, err))
+			continue
+		}
+		return d, nil
+	}
+	return "", fmt.Errorf("no usable cache directory for the workload binary: %w", errors.Join(errs...))
+}
+
+func kernelRelease() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+// progress is the one-line status on stderr: rewritten in place on a
+// terminal, a line per step otherwise (a log then shows where a run hung).
+type progress struct {
+	w     io.Writer
+	tty   bool
+	shown bool
+}
+
+func newProgress(f *os.File) *progress {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return &progress{w: f, tty: err == nil}
+}
+
+func (p *progress) show(format string, a ...any) {
+	line := "sentry bench: " + fmt.Sprintf(format, a...)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+	p.shown = true
+}
+
+func (p *progress) done() {
+	if p.tty && p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+	p.shown = false
+}
+
+// printBenchReport writes the tables: rates and ratios, then the sandbox's
+// per-path counters, which show the rates came from the paths they claim.
+func printBenchReport(w io.Writer, rep *benchReport) {
+	pin := fmt.Sprintf("sentry run --cpu %d", rep.CPU)
+	if rep.CPU < 0 {
+		pin = "sentry run --cpu -1 (unpinned)"
+	}
+	fmt.Fprintf(w, "sentry bench: %s; peers pinned with taskset -c %d; %d thread(s); %v per run; median of %d; kernel %s, %d CPUs\n\n",
+		pin, rep.PeerCPU, rep.Threads, time.Duration(rep.DurationNS), rep.Repeats, rep.Kernel, rep.NumCPU)
+
+	hdr := []string{"workload", "native ops/s", "stock ops/s", "patched ops/s", "patched/stock", "patched/native", "strace ops/s", "proot ops/s"}
+	rows := [][]string{hdr}
+	for _, wr := range rep.Workloads {
+		row := []string{wr.Workload,
+			fmtRate(wr.Native.MedianOpsPerSec), fmtRate(wr.Stock.MedianOpsPerSec), fmtRate(wr.Patched.MedianOpsPerSec),
+			fmt.Sprintf("%.2fx", wr.PatchedPerStock), fmt.Sprintf("%.3fx", wr.PatchedPerNative)}
+		for _, peer := range []string{"strace", "proot"} {
+			if p := wr.Peers[peer]; p != nil {
+				row = append(row, fmt.Sprintf("%s (%s)", fmtRate(p.MedianOpsPerSec), p.Best))
+			} else {
+				row = append(row, "not installed")
+			}
+		}
+		rows = append(rows, row)
+	}
+	printTable(w, rows)
+
+	fmt.Fprintf(w, "\ncounters of the last run (%d thread(s) x %v):\n\n", rep.Threads, time.Duration(rep.DurationNS))
+	rows = [][]string{append([]string{"workload", "mode"}, benchCounters...)}
+	for _, wr := range rep.Workloads {
+		for _, m := range []struct {
+			name string
+			res  *benchModeResult
+		}{{"stock", wr.Stock}, {"patched", wr.Patched}} {
+			row := []string{wr.Workload, m.name}
+			for _, c := range benchCounters {
+				row = append(row, strconv.FormatUint(m.res.Counters[c], 10))
+			}
+			rows = append(rows, row)
+		}
+	}
+	printTable(w, rows)
+}
+
+// printTable writes rows as a Markdown table, columns padded to line up;
+// the first row is the header.
+func printTable(w io.Writer, rows [][]string) {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		b.WriteString("|")
+		for i, c := range cells {
+			if i == 0 {
+				fmt.Fprintf(&b, " %-*s |", widths[i], c)
+			} else {
+				fmt.Fprintf(&b, " %*s |", widths[i], c)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+	line(rows[0])
+	sep := make([]string, len(widths))
+	for i, wd := range widths {
+		sep[i] = strings.Repeat("-", wd)
+		if i > 0 {
+			sep[i] = sep[i][:wd-1] + ":"
+		}
+	}
+	line(sep)
+	for _, r := range rows[1:] {
+		line(r)
+	}
+}
+
+// fmtRate prints ops/s with three significant digits and a k or M suffix.
+func fmtRate(r float64) string {
+	switch {
+	case r >= 1e6:
+		return strconv.FormatFloat(r/1e6, 'f', digitsAfter(r/1e6), 64) + " M"
+	case r >= 1e3:
+		return strconv.FormatFloat(r/1e3, 'f', digitsAfter(r/1e3), 64) + " k"
+	default:
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	}
+}
+
+func digitsAfter(v float64) int {
+	switch {
+	case v >= 100:
+		return 0
+	case v >= 10:
+		return 1
+	default:
+		return 2
+	}
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBench runs a short "sentry bench" and checks that every mode measured
+// something and that each sandbox mode took the paths it claims to measure.
+// It asserts nothing about speed: this machine is too noisy for that.
+func TestBench(t *testing.T) {
+	r := runCmd(t, "", sentryBin, "bench", "--workload", "open1,fstat,fstatat_empty",
+		"--duration", "100ms", "--repeats", "1", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	var rep benchReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("parsing --json output: %v\n%s", err, r.stdout)
+	}
+	if rep.Repeats != 1 || rep.Threads != 1 || rep.CPU != 0 || rep.DurationNS != 100e6 {
+		t.Errorf("settings: repeats %d threads %d cpu %d duration %dns, want 1, 1, 0, 100ms",
+			rep.Repeats, rep.Threads, rep.CPU, rep.DurationNS)
+	}
+	byName := map[string]*benchWorkloadResult{}
+	for _, w := range rep.Workloads {
+		byName[w.Workload] = w
+	}
+	for _, name := range []string{"open1", "fstat", "fstatat_empty"} {
+		w := byName[name]
+		if w == nil {
+			t.Fatalf("no result for workload %s", name)
+		}
+		modes := map[string]*benchModeResult{"native": w.Native, "stock": w.Stock, "patched": w.Patched}
+		for peer, p := range w.Peers {
+			for v, res := range p.Variants {
+				modes[peer+" "+v] = res
+			}
+			if p.Variants[p.Best] == nil {
+				t.Errorf("%s: %s: best variant %q was not measured", name, peer, p.Best)
+			}
+		}
+		for mode, res := range modes {
+			if res == nil {
+				t.Errorf("%s: no %s result", name, mode)
+				continue
+			}
+			if len(res.Runs) != 1 {
+				t.Errorf("%s %s: %d runs, want 1", name, mode, len(res.Runs))
+			}
+			for _, run := range res.Runs {
+				if run.Ops <= 0 || run.NS <= 0 || run.OpsPerSec <= 0 {
+					t.Errorf("%s %s: run %+v, want positive ops, ns and ops/s", name, mode, run)
+				}
+			}
+			if res.MedianOpsPerSec <= 0 {
+				t.Errorf("%s %s: median %v ops/s", name, mode, res.MedianOpsPerSec)
+			}
+		}
+		if w.PatchedPerStock <= 0 || w.PatchedPerNative <= 0 {
+			t.Errorf("%s: ratios patched/stock %v, patched/native %v, want positive", name, w.PatchedPerStock, w.PatchedPerNative)
+		}
+		if w.Native != nil && w.Native.Counters != nil {
+			t.Errorf("%s: native run has counters %v", name, w.Native.Counters)
+		}
+	}
+
+	counters := func(w, mode string) map[string]uint64 {
+		t.Helper()
+		res := map[string]*benchModeResult{"stock": byName[w].Stock, "patched": byName[w].Patched}[mode]
+		if res == nil || res.Counters == nil {
+			t.Fatalf("%s %s: no counters", w, mode)
+		}
+		return res.Counters
+	}
+	// open1: the patched close releases in the handler, the stock one
+	// through task work, one task-work run per deferred close.
+	if c := counters("open1", "patched"); c["close.sync"] == 0 || c["close.deferred"] != 0 {
+		t.Errorf("open1 patched: close.sync %d close.deferred %d, want >0 and 0", c["close.sync"], c["close.deferred"])
+	}
+	if c := counters("open1", "stock"); c["close.deferred"] == 0 || c["close.sync"] != 0 || c["taskwork.run"] != c["close.deferred"] {
+		t.Errorf("open1 stock: close.deferred %d close.sync %d taskwork.run %d, want >0, 0 and equal to close.deferred",
+			c["close.deferred"], c["close.sync"], c["taskwork.run"])
+	}
+	// fstat is served directly in both modes.
+	for _, mode := range []string{"stock", "patched"} {
+		if c := counters("fstat", mode); c["fstat"] == 0 {
+			t.Errorf("fstat %s: fstat counter 0", mode)
+		}
+	}
+	// fstatat_empty: the shortcut in patched, a path walk in stock.
+	if c := counters("fstatat_empty", "patched"); c["newfstatat.empty_path_shortcut"] == 0 {
+		t.Errorf("fstatat_empty patched: newfstatat.empty_path_shortcut 0")
+	}
+	if c := counters("fstatat_empty", "stock"); c["newfstatat.lookup"] == 0 || c["newfstatat.empty_path_shortcut"] != 0 {
+		t.Errorf("fstatat_empty stock: newfstatat.lookup %d empty_path_shortcut %d, want >0 and 0",
+			c["newfstatat.lookup"], c["newfstatat.empty_path_shortcut"])
+	}
+}
+
+// TestBenchErrors checks the exit codes of a bad command line (2) and of a
+// failing run (125, naming the workload, the mode and the run's error).
+func TestBenchErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--workload", "nosuch"},
+		{"--repeats", "0"},
+		{"--threads", "0"},
+		{"--duration", "0s"},
+		{"--cpu", "-2"},
+		{"extra"},
+	} {
+		r := runCmd(t, "", append([]string{sentryBin, "bench"}, args...)...)
+		if r.code != exitUsage {
+			t.Errorf("bench %v: exit %d, want %d (stderr %q)", args, r.code, exitUsage, r.stderr)
+		}
+	}
+	// No machine has CPU 4095, so "sentry run --cpu 4095" fails to pin;
+	// native runs first and succeeds, so the failure is the stock run's.
+	r := runCmd(t, "", sentryBin, "bench", "--workload", "fstat", "--duration", "10ms", "--repeats", "1", "--cpu", "4095")
+	if r.code != exitSandbox {
+		t.Fatalf("bench --cpu 4095: exit %d, want %d (stderr %q)", r.code, exitSandbox, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "fstat (stock)") || !strings.Contains(r.stderr, "4095") {
+		t.Errorf("bench --cpu 4095: stderr %q does not name the workload, mode and error", r.stderr)
+	}
+}
