@@ -21,23 +21,24 @@ type ThreadGroup struct {
 type FSContext struct {
 	mu    sync.Mutex
 	users int32
-	// cwd is the working directory's absolute host path as the kernel
-	// reports it, or the path of a sentry directory.
-	cwd   string
+	// cwd is the working directory: a host directory (cwd.Host, the
+	// kernel's own cwd, even when a sentry mount now hides its path) or a
+	// directory of the sentry's (the kernel's cwd then stays where it was).
+	cwd   vfs.Location
 	umask uint32
 }
 
-// Cwd returns the working directory path.
-func (f *FSContext) Cwd() string {
+// Cwd returns the working directory.
+func (f *FSContext) Cwd() vfs.Location {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.cwd
 }
 
-// SetCwd changes the working directory path.
-func (f *FSContext) SetCwd(p string) {
+// SetCwd changes the working directory.
+func (f *FSContext) SetCwd(l vfs.Location) {
 	f.mu.Lock()
-	f.cwd = p
+	f.cwd = l
 	f.mu.Unlock()
 }
 

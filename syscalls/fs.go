@@ -49,7 +49,7 @@ func chdirTo(t *sentry.Task, m *vfs.Mount, d vfs.Dentry) sentry.Result {
 	if err := d.Inode().CheckPermission(t.Creds(), vfs.MayExec); err != nil {
 		return sentry.ErrOf(err)
 	}
-	t.FSContext().SetCwd(vfs.PathOf(m, d))
+	t.FSContext().SetCwd(vfs.Location{Mount: m, Dentry: d})
 	return sentry.Ret(0)
 }
 
@@ -57,14 +57,17 @@ func chdirTo(t *sentry.Task, m *vfs.Mount, d vfs.Dentry) sentry.Result {
 // is the sentry's to report (ERANGE if it does not fit, as Linux); with
 // the directory unlinked, "(unreachable)"-less Linux reports ENOENT.
 func Getcwd(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	cwd := t.FSContext().Cwd()
-	loc := t.Kernel().VFS.ResolveHostPath(cwd)
+	loc := t.FSContext().Cwd()
 	if loc.IsHost() {
 		return sentry.Pass()
 	}
-	if loc.Dentry == nil {
+	st := t.StatBuf()
+	if loc.Dentry.Inode().Stat(st); st.Nlink == 0 {
+		// An unlinked working directory has no path (d_path's
+		// "(unreachable)" case is ENOENT for getcwd).
 		return sentry.Err(unix.ENOENT)
 	}
+	cwd := vfs.PathOf(loc.Mount, loc.Dentry)
 	if uintptr(len(cwd)+1) > args[1] {
 		return sentry.Err(unix.ERANGE)
 	}
@@ -80,7 +83,7 @@ func chdirExit(t *sentry.Task, ret int64) int64 {
 		var buf [unix.PathMax]byte
 		n, err := unix.Readlink("/proc/"+strconv.Itoa(int(t.TID))+"/cwd", buf[:])
 		if err == nil {
-			t.FSContext().SetCwd(string(buf[:n]))
+			t.FSContext().SetCwd(vfs.Location{Host: string(buf[:n])})
 		}
 	}
 	return ret

@@ -46,9 +46,8 @@ func resolveAt(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) 
 	if p[0] != '/' {
 		switch {
 		case dirfd == unix.AT_FDCWD:
-			cwd := t.FSContext().Cwd()
-			start = k.VFS.ResolveHostPath(cwd)
-			if start.IsHost() && !k.VFS.MayLeadToMount(cwd, string(p)) {
+			start = t.FSContext().Cwd()
+			if start.IsHost() && !k.VFS.MayLeadToMount(start.Host, string(p)) {
 				r.host = true
 				return r, nil
 			}
@@ -60,7 +59,9 @@ func resolveAt(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) 
 					r.host = true
 					return r, nil
 				}
-				start = k.VFS.ResolveHostPath(dir)
+				// A host fd is a host directory, even where a sentry
+				// mount now hides its path.
+				start = vfs.Location{Host: dir}
 				break
 			}
 			start = vfs.Location{Mount: f.Mount, Dentry: f.Dentry}
@@ -82,7 +83,7 @@ func resolveAt(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) 
 func resolveEmpty(t *sentry.Task, dirfd int32) (resolved, error) {
 	var r resolved
 	if dirfd == unix.AT_FDCWD {
-		loc := t.Kernel().VFS.ResolveHostPath(t.FSContext().Cwd())
+		loc := t.FSContext().Cwd()
 		r.Location = loc
 		r.host = loc.IsHost()
 		return r, nil

@@ -224,23 +224,3 @@ func (v *VirtualFilesystem) MayLeadToMount(dir, path string) bool {
 	}
 	return false
 }
-
-// ResolveHostPath returns the location of a clean absolute path (the
-// working directory or a host fd's path): inside a mount, the dentry it
-// names (nil if it is gone), else the host path.
-func (v *VirtualFilesystem) ResolveHostPath(p string) Location {
-	for _, m := range v.mounts {
-		if len(p) > len(m.Point) && p[len(m.Point)] == '/' && strings.HasPrefix(p, m.Point) {
-			w, err := v.WalkPath(&rootCreds, Location{}, p, true)
-			if err != nil || w.Dentry == nil {
-				return Location{Mount: m}
-			}
-			return w.Location
-		}
-	}
-	return v.enter(p)
-}
-
-// rootCreds resolve paths the sentry itself keeps (a working directory
-// already entered with the task's own permissions).
-var rootCreds = Credentials{}
