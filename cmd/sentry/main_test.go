@@ -17,7 +17,8 @@ var sentryBin string
 var testBinDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sentry-test-")
+	// Not under /tmp: the guest sees its own empty tmpfs there.
+	dir, err := os.MkdirTemp("/var/tmp", "sentry-test-")
 	if err != nil {
 		panic(err)
 	}
@@ -46,6 +47,9 @@ type result struct {
 func runCmd(t *testing.T, stdin string, argv ...string) result {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
+	// Run from "/": the checkout may live under /tmp, which the sandbox
+	// hides behind its tmpfs (as a real tmpfs mounted there would).
+	cmd.Dir = "/"
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	cmd.Stdin = strings.NewReader(stdin)

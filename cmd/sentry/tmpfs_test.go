@@ -54,7 +54,9 @@ func TestClosePathsAndShortcut(t *testing.T) {
 	if patched.stdout != stock.stdout {
 		t.Fatalf("the guest saw different results:\npatched: %s\nstock:   %s", patched.stdout, stock.stdout)
 	}
-	native := runCmd(t, "", prog, "/dev/shm/"+filepath.Base(t.TempDir()))
+	nativePath := "/dev/shm/" + filepath.Base(t.TempDir())
+	t.Cleanup(func() { os.Remove(nativePath) })
+	native := runCmd(t, "", prog, nativePath)
 	if native.stdout != patched.stdout {
 		t.Errorf("native %q, sandbox %q", native.stdout, patched.stdout)
 	}
