@@ -102,3 +102,40 @@ func TestHostFilesPassThrough(t *testing.T) {
 		t.Errorf("host opens were emulated: %d", c["syscall.openat.emulated"])
 	}
 }
+
+// TestUnlinkedFreedOnSyncClose: an unlinked file lives until its last
+// close; with the sync close path it is freed inside that close, so the
+// mount holds only its root at exit.
+func TestUnlinkedFreedOnSyncClose(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "stats.json")
+	r := sandboxed(t, []string{"--stats-json", out}, "python3", "-c", `
+import os
+fd = os.open("/tmp/u", os.O_CREAT | os.O_RDWR, 0o600)
+os.write(fd, b"x" * 10000)
+os.unlink("/tmp/u")
+assert os.fstat(fd).st_nlink == 0
+os.lseek(fd, 0, 0)
+assert os.read(fd, 20000) == b"x" * 10000
+os.close(fd)
+print("ok")
+`)
+	if r.code != 0 || r.stdout != "ok\n" {
+		t.Fatalf("guest: %+v", r)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Tmpfs []struct {
+			Inodes int64 `json:"inodes"`
+			Bytes  int64 `json:"bytes"`
+		} `json:"tmpfs"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tmpfs) != 1 || rep.Tmpfs[0].Inodes != 1 || rep.Tmpfs[0].Bytes != 0 {
+		t.Fatalf("tmpfs after the last close: %+v, want only the root and no data", rep.Tmpfs)
+	}
+}
