@@ -107,10 +107,7 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		return sentry.Err(unix.EINVAL)
 	}
 	follow := flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
-	if resolve&unix.RESOLVE_NO_SYMLINKS != 0 {
-		follow = false
-	}
-	r, err := resolveAt(t, dirfd, pathAddr, follow, false)
+	r, err := resolveAtScoped(t, dirfd, pathAddr, follow, false, resolve)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}

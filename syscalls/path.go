@@ -29,6 +29,11 @@ type resolved struct {
 // Paths that stay on the host are left to the host kernel (host = true),
 // which then reports its own errors (EBADF for a bad dirfd, ...).
 func resolveAt(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) (resolved, error) {
+	return resolveAtScoped(t, dirfd, addr, follow, emptyOK, 0)
+}
+
+// resolveAtScoped is resolveAt under openat2's RESOLVE_* restrictions.
+func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool, resolve uint64) (resolved, error) {
 	var r resolved
 	p, err := t.ReadPath(addr)
 	if err != nil {
@@ -68,7 +73,7 @@ func resolveAt(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) 
 			f.DecRef()
 		}
 	}
-	w, err := k.VFS.WalkPath(t.Creds(), start, string(p), follow)
+	w, err := k.VFS.WalkPathResolve(t.Creds(), start, string(p), follow, resolve)
 	if err != nil {
 		return r, err
 	}

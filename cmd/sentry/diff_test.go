@@ -25,8 +25,6 @@ import (
 // a case is logged, not failed, as long as it still differs; once it
 // matches, the test fails until it is removed from this list.
 var knownDivergences = map[string]string{
-	"openat2.beneath_dotdot": "syscalls/open.go Openat2 accepts RESOLVE_BENEATH but does not enforce it: " +
-		"\"../x\" from a dirfd is walked (ENOENT) instead of refused with EXDEV",
 	"sparse.seek_hole0": "syscalls/rw.go Lseek treats the whole file as data; tmpfs reports page holes " +
 		"(SEEK_HOLE from 0 is 4096 for a file with pages 1-2 never written)",
 	"sparse.seek_data_hole": "as sparse.seek_hole0: SEEK_DATA from inside a hole returns the hole offset " +

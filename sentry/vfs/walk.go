@@ -55,14 +55,52 @@ type Walk struct {
 // Host components are resolved lexically; the host kernel resolves them
 // again when the call passes through.
 func (v *VirtualFilesystem) WalkPath(c *Credentials, start Location, path string, follow bool) (Walk, error) {
+	return v.WalkPathResolve(c, start, path, follow, 0)
+}
+
+// Resolve restrictions of openat2 (RESOLVE_*).
+const (
+	ResolveNoXdev       = 0x01
+	ResolveNoMagiclinks = 0x02
+	ResolveNoSymlinks   = 0x04
+	ResolveBeneath      = 0x08
+	ResolveInRoot       = 0x10
+)
+
+// WalkPathResolve is WalkPath under openat2's restrictions: BENEATH
+// refuses (EXDEV) absolute paths and ".." above start, IN_ROOT treats
+// start as "/", NO_SYMLINKS refuses every symlink (ELOOP), NO_XDEV refuses
+// crossing a mount (EXDEV).
+func (v *VirtualFilesystem) WalkPathResolve(c *Credentials, start Location, path string, follow bool, resolve uint64) (Walk, error) {
 	var w Walk
 	if path == "" {
 		return w, unix.ENOENT
 	}
 	w.TrailingSlash = path[len(path)-1] == '/'
 	cur := start
+	scoped := resolve&(ResolveBeneath|ResolveInRoot) != 0
+	depth := 0
+	root := func() (Location, error) {
+		switch {
+		case resolve&ResolveInRoot != 0:
+			depth = 0
+			return start, nil
+		case resolve&ResolveBeneath != 0:
+			return Location{}, unix.EXDEV
+		}
+		return v.hostRoot(), nil
+	}
 	if path[0] == '/' {
-		cur = v.hostRoot()
+		r, err := root()
+		if err != nil {
+			return w, err
+		}
+		cur = r
+	}
+	if scoped && start.Mount == nil {
+		// Scoped resolution from a host directory is the host's to do.
+		w.Location = start
+		return w, nil
 	}
 	var parent Dentry
 	name := ""
@@ -87,6 +125,9 @@ func (v *VirtualFilesystem) WalkPath(c *Credentials, start Location, path string
 			cur = v.hostStep(cur.Host, comp)
 			parent = nil
 			if cur.Mount != nil {
+				if resolve&ResolveNoXdev != 0 {
+					return w, unix.EXDEV
+				}
 				w.Entered = true
 			}
 			continue
@@ -109,10 +150,20 @@ func (v *VirtualFilesystem) WalkPath(c *Credentials, start Location, path string
 			continue
 		case "..":
 			parent = nil
+			if scoped && depth == 0 {
+				if resolve&ResolveInRoot != 0 {
+					continue
+				}
+				return w, unix.EXDEV
+			}
+			depth--
 			if p := d.Parent(); p != nil {
 				cur.Dentry = p
 			} else {
 				// ".." of a mount's root is the mount point's parent.
+				if resolve&ResolveNoXdev != 0 {
+					return w, unix.EXDEV
+				}
 				cur = v.hostStep(cur.Mount.Point, "..")
 			}
 			continue
@@ -133,6 +184,9 @@ func (v *VirtualFilesystem) WalkPath(c *Credentials, start Location, path string
 			return w, err
 		}
 		if child.Inode().Mode()&unix.S_IFMT == unix.S_IFLNK && (!last || follow || w.TrailingSlash) {
+			if resolve&ResolveNoSymlinks != 0 {
+				return w, unix.ELOOP
+			}
 			links++
 			if links > MaxSymlinks {
 				return w, unix.ELOOP
@@ -145,7 +199,11 @@ func (v *VirtualFilesystem) WalkPath(c *Credentials, start Location, path string
 				return w, unix.ENOENT
 			}
 			if target[0] == '/' {
-				cur = v.hostRoot()
+				r, err := root()
+				if err != nil {
+					return w, err
+				}
+				cur = r
 			}
 			rest = target + rest
 			// The symlink's own name no longer counts as the last one.
@@ -154,6 +212,7 @@ func (v *VirtualFilesystem) WalkPath(c *Credentials, start Location, path string
 		}
 		parent = d
 		cur.Dentry = child
+		depth++
 	}
 	w.Location = cur
 	w.Parent = parent
