@@ -15,14 +15,11 @@ import (
 // struct linux_dirent64 padded to 8 bytes; EINVAL if not even the first
 // fits.
 func Getdents64(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f := t.FDTable().Get(int32(args[0]))
-	if f == nil {
-		return sentry.Pass()
+	f, res, ok := fileFor(t, int32(args[0]))
+	if !ok {
+		return res
 	}
 	defer f.DecRef()
-	if f.IsPath() {
-		return sentry.Err(unix.EBADF)
-	}
 	if f.Inode.Mode()&unix.S_IFMT != unix.S_IFDIR {
 		return sentry.Err(unix.ENOTDIR)
 	}

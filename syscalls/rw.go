@@ -188,14 +188,11 @@ func readable(t *sentry.Task, addr uintptr, dst []byte) int {
 // Lseek is lseek(fd, offset, whence), as generic_file_llseek with tmpfs's
 // SEEK_DATA/SEEK_HOLE (the whole file counts as data here).
 func Lseek(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f := t.FDTable().Get(int32(args[0]))
-	if f == nil {
-		return sentry.Pass()
+	f, res, ok := fileFor(t, int32(args[0]))
+	if !ok {
+		return res
 	}
 	defer f.DecRef()
-	if f.IsPath() {
-		return sentry.Err(unix.EBADF)
-	}
 	off, whence := int64(args[1]), int(args[2])
 	f.Lock()
 	defer f.Unlock()
@@ -242,14 +239,11 @@ func Lseek(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // EINVAL for a negative length or a description not open for writing or
 // not a regular file.
 func Ftruncate(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f := t.FDTable().Get(int32(args[0]))
-	if f == nil {
-		return sentry.Pass()
+	f, res, ok := fileFor(t, int32(args[0]))
+	if !ok {
+		return res
 	}
 	defer f.DecRef()
-	if f.IsPath() {
-		return sentry.Err(unix.EBADF)
-	}
 	length := int64(args[1])
 	if length < 0 {
 		return sentry.Err(unix.EINVAL)
@@ -388,14 +382,11 @@ func vectored(t *sentry.Task, fd int32, iovAddr uintptr, iovcnt, pos int64, writ
 // Fsync is fsync(fd) (and fdatasync, syncfs): tmpfs has nothing to write
 // back (noop_fsync), so a virtual fd succeeds at once.
 func Fsync(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f := t.FDTable().Get(int32(args[0]))
-	if f == nil {
-		return sentry.Pass()
+	f, res, ok := fileFor(t, int32(args[0]))
+	if !ok {
+		return res
 	}
 	defer f.DecRef()
-	if f.IsPath() {
-		return sentry.Err(unix.EBADF)
-	}
 	return sentry.Ret(0)
 }
 
@@ -403,14 +394,11 @@ func Fsync(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // (EINVAL), then it is a hint tmpfs ignores; EINVAL for a negative length,
 // ESPIPE never (regular files and directories).
 func Fadvise64(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f := t.FDTable().Get(int32(args[0]))
-	if f == nil {
-		return sentry.Pass()
+	f, res, ok := fileFor(t, int32(args[0]))
+	if !ok {
+		return res
 	}
 	defer f.DecRef()
-	if f.IsPath() {
-		return sentry.Err(unix.EBADF)
-	}
 	if int64(args[2]) < 0 || args[3] > unix.FADV_NOREUSE {
 		return sentry.Err(unix.EINVAL)
 	}
@@ -450,4 +438,19 @@ func statfsTo(t *sentry.Task, m *vfs.Mount, buf uintptr) sentry.Result {
 		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(0)
+}
+
+// fileFor returns the description behind a virtual fd with a reference;
+// otherwise ok is false and res is the answer: pass through for a host fd,
+// EBADF for an O_PATH description (fdget refuses FMODE_PATH files).
+func fileFor(t *sentry.Task, fd int32) (f *vfs.FileDescription, res sentry.Result, ok bool) {
+	f = t.FDTable().Get(fd)
+	if f == nil {
+		return nil, sentry.Pass(), false
+	}
+	if f.IsPath() {
+		f.DecRef()
+		return nil, sentry.Err(unix.EBADF), false
+	}
+	return f, res, true
 }
