@@ -2,6 +2,7 @@ package syscalls
 
 import (
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -47,6 +48,26 @@ func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK 
 		return resolveEmpty(t, dirfd)
 	}
 	k := t.Kernel()
+	if p[0] == '/' && len(p) > 6 && string(p[:6]) == "/proc/" {
+		if f, rest, ok := procFDLink(t, string(p)); ok {
+			// /proc/self/fd/N of a virtual fd is a magic link to the
+			// sentry's file, as the kernel's proc_fd_link.
+			defer f.DecRef()
+			if rest == "" {
+				// The link itself has no parent a name operation
+				// could change (unlink, rename and mkdir refuse it).
+				r.Location = vfs.Location{Mount: f.Mount, Dentry: f.Dentry}
+				return r, nil
+			}
+			w, err := k.VFS.WalkPathResolve(t.Creds(), vfs.Location{Mount: f.Mount, Dentry: f.Dentry}, rest, follow, resolve)
+			if err != nil {
+				return r, err
+			}
+			r.Walk = w
+			r.host = w.IsHost()
+			return r, nil
+		}
+	}
 	var start vfs.Location
 	if p[0] != '/' {
 		switch {
@@ -124,4 +145,50 @@ func statBytes(st *unix.Stat_t) []byte {
 
 func statxBytes(st *unix.Statx_t) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(st)), unsafe.Sizeof(*st))
+}
+
+// procFDLink recognizes /proc/{self,thread-self,PID}/fd/N[/rest] naming a
+// virtual fd of this task's process and returns its description (with a
+// reference) and the rest of the path ("" for the link itself).
+func procFDLink(t *sentry.Task, p string) (*vfs.FileDescription, string, bool) {
+	rest := p[len("/proc/"):]
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		return nil, "", false
+	}
+	who := rest[:i]
+	rest = rest[i:]
+	if who != "self" && who != "thread-self" {
+		n, err := strconv.Atoi(who)
+		if err != nil || (int32(n) != t.TID && int32(n) != t.TG.TGID) {
+			return nil, "", false
+		}
+	}
+	if who == "thread-self" {
+		// /proc/thread-self is a symlink to self/task/TID.
+		return nil, "", false
+	}
+	if !strings.HasPrefix(rest, "/fd/") {
+		return nil, "", false
+	}
+	rest = rest[len("/fd/"):]
+	j := strings.IndexByte(rest, '/')
+	num := rest
+	if j >= 0 {
+		num, rest = rest[:j], rest[j:]
+	} else {
+		rest = ""
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 {
+		return nil, "", false
+	}
+	f := t.FDTable().Get(int32(n))
+	if f == nil {
+		return nil, "", false
+	}
+	for len(rest) > 0 && rest[0] == '/' {
+		rest = rest[1:]
+	}
+	return f, rest, true
 }

@@ -77,6 +77,19 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_FACCESSAT, "faccessat", Faccessat, fd, path, num)
 	add(unix.SYS_FACCESSAT2, "faccessat2", Faccessat2, fd, path, num, atfl)
 	add(unix.SYS_TRUNCATE, "truncate", Truncate, path, num)
+	// Attributes: attr.go.
+	add(unix.SYS_CHMOD, "chmod", Chmod, path, mode)
+	add(unix.SYS_FCHMOD, "fchmod", Fchmod, fd, mode)
+	add(unix.SYS_FCHMODAT, "fchmodat", Fchmodat, fd, path, mode)
+	add(unix.SYS_FCHMODAT2, "fchmodat2", Fchmodat2, fd, path, mode, atfl)
+	add(unix.SYS_CHOWN, "chown", Chown, path, num, num)
+	add(unix.SYS_LCHOWN, "lchown", Lchown, path, num, num)
+	add(unix.SYS_FCHOWN, "fchown", Fchown, fd, num, num)
+	add(unix.SYS_FCHOWNAT, "fchownat", Fchownat, fd, path, num, num, atfl)
+	add(unix.SYS_UTIMENSAT, "utimensat", Utimensat, fd, path, ptr, atfl)
+	add(unix.SYS_UTIMES, "utimes", Utimes, path, ptr)
+	add(unix.SYS_FUTIMESAT, "futimesat", Futimesat, fd, path, ptr)
+	add(unix.SYS_UTIME, "utime", Utime, path, ptr)
 	add(unix.SYS_READV, "readv", Readv, fd, ptr, num)
 	add(unix.SYS_WRITEV, "writev", Writev, fd, ptr, num)
 	add(unix.SYS_PREADV, "preadv", Preadv, fd, ptr, num, num)
@@ -95,9 +108,7 @@ func NewTable() *sentry.SyscallTable {
 		nr   uintptr
 		name string
 	}{
-		{unix.SYS_CHMOD, "chmod"}, {unix.SYS_CHOWN, "chown"}, {unix.SYS_LCHOWN, "lchown"},
-		{unix.SYS_MKNOD, "mknod"}, {unix.SYS_UTIME, "utime"}, {unix.SYS_UTIMES, "utimes"},
-		{unix.SYS_SETXATTR, "setxattr"}, {unix.SYS_LSETXATTR, "lsetxattr"},
+		{unix.SYS_MKNOD, "mknod"}, {unix.SYS_SETXATTR, "setxattr"}, {unix.SYS_LSETXATTR, "lsetxattr"},
 		{unix.SYS_GETXATTR, "getxattr"}, {unix.SYS_LGETXATTR, "lgetxattr"}, {unix.SYS_LISTXATTR, "listxattr"},
 		{unix.SYS_LLISTXATTR, "llistxattr"}, {unix.SYS_REMOVEXATTR, "removexattr"},
 		{unix.SYS_LREMOVEXATTR, "lremovexattr"}, {unix.SYS_CHROOT, "chroot"},
@@ -108,9 +119,7 @@ func NewTable() *sentry.SyscallTable {
 		nr   uintptr
 		name string
 	}{
-		{unix.SYS_FCHMODAT, "fchmodat"}, {unix.SYS_FCHMODAT2, "fchmodat2"}, {unix.SYS_FCHOWNAT, "fchownat"},
-		{unix.SYS_MKNODAT, "mknodat"}, {unix.SYS_FUTIMESAT, "futimesat"}, {unix.SYS_UTIMENSAT, "utimensat"},
-		{unix.SYS_INOTIFY_ADD_WATCH, "inotify_add_watch"}, {unix.SYS_NAME_TO_HANDLE_AT, "name_to_handle_at"},
+		{unix.SYS_MKNODAT, "mknodat"}, {unix.SYS_INOTIFY_ADD_WATCH, "inotify_add_watch"}, {unix.SYS_NAME_TO_HANDLE_AT, "name_to_handle_at"},
 	} {
 		add(c.nr, c.name, unservedPathAt, fd, path)
 	}
@@ -118,7 +127,7 @@ func NewTable() *sentry.SyscallTable {
 		nr   uintptr
 		name string
 	}{
-		{unix.SYS_FCHMOD, "fchmod"}, {unix.SYS_FCHOWN, "fchown"}, {unix.SYS_FALLOCATE, "fallocate"}, {unix.SYS_FLOCK, "flock"}, {unix.SYS_GETDENTS, "getdents"},
+		{unix.SYS_FALLOCATE, "fallocate"}, {unix.SYS_FLOCK, "flock"}, {unix.SYS_GETDENTS, "getdents"},
 		{unix.SYS_FGETXATTR, "fgetxattr"}, {unix.SYS_FSETXATTR, "fsetxattr"}, {unix.SYS_FLISTXATTR, "flistxattr"},
 		{unix.SYS_FREMOVEXATTR, "fremovexattr"}, {unix.SYS_SYNC_FILE_RANGE, "sync_file_range"},
 		{unix.SYS_READAHEAD, "readahead"},

@@ -139,3 +139,28 @@ type Dentry interface {
 	// directory changes (as a cursor in Linux's dcache_readdir).
 	IterDirents(off int64, fn func(ino uint64, next int64, typ uint8, name string) bool) error
 }
+
+// Attribute changes for Inode.SetAttr (Linux's ATTR_* of struct iattr).
+const (
+	AttrMode  = 1 << iota // chmod
+	AttrUID               // chown: new owner
+	AttrGID               // chown: new group
+	AttrAtime             // utimensat: atime (AtimeNow for UTIME_NOW)
+	AttrMtime             // utimensat: mtime (MtimeNow for UTIME_NOW)
+)
+
+// Attr is one chmod, chown or utimensat (struct iattr).
+type Attr struct {
+	Mask               uint32
+	Mode               uint32
+	UID, GID           uint32
+	Atime, Mtime       int64 // nanoseconds since the epoch
+	AtimeNow, MtimeNow bool
+}
+
+// AttrSetter is the attribute half of an inode: chmod, chown and
+// utimensat, with Linux's permission rules (setattr_prepare,
+// chown_ok/chgrp_ok, inode_owner_or_capable) and ctime moved to now.
+type AttrSetter interface {
+	SetAttr(c *Credentials, a *Attr) error
+}

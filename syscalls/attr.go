@@ -1,0 +1,307 @@
+package syscalls
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry"
+	"sentry/sentry/vfs"
+)
+
+// setAttrAt resolves (dirfd, path) and applies a; a host file passes
+// through. An empty path with AT_EMPTY_PATH (or a NULL one where the call
+// allows it) is dirfd itself.
+func setAttrAt(t *sentry.Task, dirfd int32, pathAddr uintptr, follow, emptyOK bool, a *vfs.Attr) sentry.Result {
+	var r resolved
+	var err error
+	if pathAddr == 0 && emptyOK {
+		r, err = resolveEmpty(t, dirfd)
+	} else {
+		r, err = resolveAt(t, dirfd, pathAddr, follow, emptyOK)
+	}
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.file != nil {
+		defer r.file.DecRef()
+		return setAttr(t, r.file.Inode, a)
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	if r.TrailingSlash && r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
+		return sentry.Err(unix.ENOTDIR)
+	}
+	return setAttr(t, r.Dentry.Inode(), a)
+}
+
+func setAttr(t *sentry.Task, ino vfs.Inode, a *vfs.Attr) sentry.Result {
+	s, ok := ino.(vfs.AttrSetter)
+	if !ok {
+		return sentry.Err(unix.EPERM)
+	}
+	return retErr(s.SetAttr(t.Creds(), a))
+}
+
+// setAttrFD applies a to a virtual fd (fchmod, fchown, futimens);
+// O_PATH descriptions are EBADF.
+func setAttrFD(t *sentry.Task, fd int32, a *vfs.Attr) sentry.Result {
+	f, res, ok := fileFor(t, fd)
+	if !ok {
+		return res
+	}
+	defer f.DecRef()
+	return setAttr(t, f.Inode, a)
+}
+
+func modeAttr(mode uintptr) *vfs.Attr {
+	return &vfs.Attr{Mask: vfs.AttrMode, Mode: uint32(mode) & 07777}
+}
+
+// Chmod is chmod(path, mode).
+func Chmod(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return setAttrAt(t, unix.AT_FDCWD, args[0], true, false, modeAttr(args[1]))
+}
+
+// Fchmod is fchmod(fd, mode).
+func Fchmod(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return setAttrFD(t, int32(args[0]), modeAttr(args[1]))
+}
+
+// Fchmodat is fchmodat(dirfd, path, mode): no flags at all.
+func Fchmodat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return setAttrAt(t, int32(args[0]), args[1], true, false, modeAttr(args[2]))
+}
+
+// Fchmodat2 is fchmodat2(dirfd, path, mode, flags): AT_SYMLINK_NOFOLLOW
+// on a symlink is EOPNOTSUPP (symlink modes cannot change), AT_EMPTY_PATH
+// names dirfd.
+func Fchmodat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	flags := uint32(args[3])
+	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	r, err := resolveAt(t, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.file != nil {
+		defer r.file.DecRef()
+		return setAttr(t, r.file.Inode, modeAttr(args[2]))
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	if r.Dentry.Inode().Mode()&unix.S_IFMT == unix.S_IFLNK {
+		return sentry.Err(unix.EOPNOTSUPP)
+	}
+	return setAttr(t, r.Dentry.Inode(), modeAttr(args[2]))
+}
+
+// ownerAttr is chown's (uid, gid), where -1 leaves one unchanged.
+func ownerAttr(uid, gid uintptr) *vfs.Attr {
+	a := &vfs.Attr{}
+	if int32(uid) != -1 {
+		a.Mask |= vfs.AttrUID
+		a.UID = uint32(uid)
+	}
+	if int32(gid) != -1 {
+		a.Mask |= vfs.AttrGID
+		a.GID = uint32(gid)
+	}
+	return a
+}
+
+// Chown is chown(path, uid, gid).
+func Chown(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return setAttrAt(t, unix.AT_FDCWD, args[0], true, false, ownerAttr(args[1], args[2]))
+}
+
+// Lchown is lchown(path, uid, gid).
+func Lchown(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return setAttrAt(t, unix.AT_FDCWD, args[0], false, false, ownerAttr(args[1], args[2]))
+}
+
+// Fchown is fchown(fd, uid, gid).
+func Fchown(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return setAttrFD(t, int32(args[0]), ownerAttr(args[1], args[2]))
+}
+
+// Fchownat is fchownat(dirfd, path, uid, gid, flags).
+func Fchownat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	flags := uint32(args[4])
+	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	return setAttrAt(t, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0,
+		ownerAttr(args[2], args[3]))
+}
+
+// utimeNow and utimeOmit are UTIME_NOW and UTIME_OMIT.
+const (
+	utimeNow  = (1 << 30) - 1
+	utimeOmit = (1 << 30) - 2
+)
+
+// timesAttr reads struct timespec[2] (NULL: both now), as
+// do_utimensat: nanoseconds outside [0, 1e9) other than the two specials
+// are EINVAL.
+func timesAttr(t *sentry.Task, addr uintptr) (*vfs.Attr, error) {
+	a := &vfs.Attr{Mask: vfs.AttrAtime | vfs.AttrMtime}
+	if addr == 0 {
+		a.AtimeNow, a.MtimeNow = true, true
+		return a, nil
+	}
+	var b [32]byte
+	if err := t.CopyIn(addr, b[:]); err != nil {
+		return nil, unix.EFAULT
+	}
+	for i := 0; i < 2; i++ {
+		sec := int64(binary.LittleEndian.Uint64(b[16*i:]))
+		nsec := int64(binary.LittleEndian.Uint64(b[16*i+8:]))
+		bit, now, val := uint32(vfs.AttrAtime), &a.AtimeNow, &a.Atime
+		if i == 1 {
+			bit, now, val = vfs.AttrMtime, &a.MtimeNow, &a.Mtime
+		}
+		switch {
+		case nsec == utimeOmit:
+			a.Mask &^= bit
+		case nsec == utimeNow:
+			*now = true
+		case nsec < 0 || nsec >= 1e9:
+			return nil, unix.EINVAL
+		default:
+			*val = sec*1e9 + nsec
+		}
+	}
+	return a, nil
+}
+
+// Utimensat is utimensat(dirfd, path, times, flags); a NULL path is
+// futimens(dirfd). Both times UTIME_OMIT changes nothing and succeeds.
+func Utimensat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	flags := uint32(args[3])
+	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	if args[1] == 0 && !t.FDTable().Has(int32(args[0])) {
+		return sentry.Pass()
+	}
+	a, err := timesAttr(t, args[2])
+	if err != nil {
+		if args[1] == 0 || t.FDTable().Has(int32(args[0])) {
+			return sentry.ErrOf(err)
+		}
+		// A host path's own errors come from the host.
+		r, rerr := resolveAt(t, int32(args[0]), args[1], true, true)
+		if rerr == nil && r.host {
+			return sentry.Pass()
+		}
+		return sentry.ErrOf(err)
+	}
+	if args[1] == 0 {
+		return setAttrFD(t, int32(args[0]), a)
+	}
+	if a.Mask == 0 {
+		r, err := resolveAt(t, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
+		if err != nil {
+			return sentry.ErrOf(err)
+		}
+		if r.file != nil {
+			r.file.DecRef()
+		}
+		if r.host {
+			return sentry.Pass()
+		}
+		return sentry.Ret(0)
+	}
+	return setAttrAt(t, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0, a)
+}
+
+// timevalsAttr reads struct timeval[2] (NULL: both now) for utimes and
+// futimesat: microseconds outside [0, 1e6) are EINVAL.
+func timevalsAttr(t *sentry.Task, addr uintptr) (*vfs.Attr, error) {
+	a := &vfs.Attr{Mask: vfs.AttrAtime | vfs.AttrMtime}
+	if addr == 0 {
+		a.AtimeNow, a.MtimeNow = true, true
+		return a, nil
+	}
+	var b [32]byte
+	if err := t.CopyIn(addr, b[:]); err != nil {
+		return nil, unix.EFAULT
+	}
+	for i := 0; i < 2; i++ {
+		sec := int64(binary.LittleEndian.Uint64(b[16*i:]))
+		usec := int64(binary.LittleEndian.Uint64(b[16*i+8:]))
+		if usec < 0 || usec >= 1e6 {
+			return nil, unix.EINVAL
+		}
+		if i == 0 {
+			a.Atime = sec*1e9 + usec*1e3
+		} else {
+			a.Mtime = sec*1e9 + usec*1e3
+		}
+	}
+	return a, nil
+}
+
+// Utimes is utimes(path, times).
+func Utimes(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return futimesat(t, unix.AT_FDCWD, args[0], args[1])
+}
+
+// Futimesat is futimesat(dirfd, path, times).
+func Futimesat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return futimesat(t, int32(args[0]), args[1], args[2])
+}
+
+func futimesat(t *sentry.Task, dirfd int32, pathAddr, times uintptr) sentry.Result {
+	r, err := resolveAt(t, dirfd, pathAddr, true, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	a, err := timevalsAttr(t, times)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	return setAttr(t, r.Dentry.Inode(), a)
+}
+
+// Utime is utime(path, struct utimbuf *) (seconds only).
+func Utime(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	r, err := resolveAt(t, unix.AT_FDCWD, args[0], true, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	a := &vfs.Attr{Mask: vfs.AttrAtime | vfs.AttrMtime, AtimeNow: true, MtimeNow: true}
+	if args[1] != 0 {
+		var b [16]byte
+		if err := t.CopyIn(args[1], b[:]); err != nil {
+			return sentry.Err(unix.EFAULT)
+		}
+		a = &vfs.Attr{Mask: vfs.AttrAtime | vfs.AttrMtime,
+			Atime: int64(binary.LittleEndian.Uint64(b[0:])) * 1e9,
+			Mtime: int64(binary.LittleEndian.Uint64(b[8:])) * 1e9}
+	}
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	return setAttr(t, r.Dentry.Inode(), a)
+}
