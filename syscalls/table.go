@@ -134,7 +134,7 @@ func NewTable() *sentry.SyscallTable {
 	} {
 		add(c.nr, c.name, unservedFD, fd)
 	}
-	add(unix.SYS_MMAP, "mmap", unservedMmap, ptr, num, hex, hex, fd, num)
+	add(unix.SYS_MMAP, "mmap", Mmap, ptr, num, hex, hex, fd, num)
 	// Processes: task.go.
 	add(unix.SYS_EXECVE, "execve", Execve, path, ptr, ptr)
 	add(unix.SYS_EXECVEAT, "execveat", Execveat, fd, path, ptr, ptr, atfl)

@@ -21,15 +21,6 @@ func unservedFD(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	return sentry.Pass()
 }
 
-// unservedMmap guards mmap: its descriptor is the fifth argument, and
-// anonymous mappings ignore it.
-func unservedMmap(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	if args[3]&unix.MAP_ANONYMOUS == 0 && t.FDTable().Has(int32(args[4])) {
-		return sentry.Err(unix.ENODEV)
-	}
-	return sentry.Pass()
-}
-
 // unservedPath guards calls whose first argument is a path.
 func unservedPath(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	return unservedAt(t, unix.AT_FDCWD, args[0])

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// sameOnBothTmpfs runs script (with the work directory as $1) natively on
+// a fresh /dev/shm directory and in the sandbox on /tmp, and compares.
+func sameOnBothTmpfs(t *testing.T, script string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "sentry-prog-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	native := runCmd(t, "", "sh", "-c", script, "sh", dir)
+	sb := sandboxed(t, nil, "sh", "-c", script, "sh", "/tmp")
+	if native.code != 0 || native != sb {
+		t.Fatalf("native and sandbox differ\nnative:  %+v\nsandbox: %+v", native, sb)
+	}
+	return sb.stdout
+}
+
+func TestGitSameAsNative(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed (needs Debian's git)")
+	}
+	out := sameOnBothTmpfs(t, `set -e
+export GIT_AUTHOR_DATE='2020-01-01T00:00:00Z' GIT_COMMITTER_DATE='2020-01-01T00:00:00Z' HOME="$1"
+cd "$1" && git init -q -b main repo && cd repo
+git config user.email a@example.com && git config user.name sentry
+echo hello > f && mkdir d && echo x > d/g && git add f d && git commit -qm one
+echo more >> f && git commit -qam two && git mv d/g h && git commit -qm three
+git log --format='%H %s' && git status --short && git fsck --no-progress 2>&1 && git cat-file -p HEAD:f`)
+	if strings.Count(out, "\n") < 5 {
+		t.Fatalf("short output: %q", out)
+	}
+}
+
+func TestSqliteSameAsNative(t *testing.T) {
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		t.Skip("sqlite3 not installed (needs Debian's sqlite3)")
+	}
+	out := sameOnBothTmpfs(t, `set -e
+db="$1/t.db"
+sqlite3 "$db" 'create table t(a integer primary key, b text);'
+i=0
+while [ $i -lt 10 ]; do
+  sqlite3 "$db" "begin; with recursive c(x) as (select 1 union all select x+1 from c where x<1000) insert into t(b) select 'row'||x from c; commit;"
+  i=$((i+1))
+done
+sqlite3 "$db" 'select count(*), sum(a), max(b) from t; pragma integrity_check;'`)
+	if out != "10000|50005000|row999\nok\n" {
+		t.Fatalf("got %q", out)
+	}
+}
