@@ -49,6 +49,12 @@ type Supervisor interface {
 	// SyscallExit is called when a call rewritten by Syscall returns ret
 	// (a value or -errno); the guest sees the value it returns.
 	SyscallExit(tid int32, ret int64) int64
+	// Reissue is asked after SyscallExit: when it returns ok, the guest
+	// does not return from the call but issues sysno with args at once
+	// (its syscall instruction runs again), as the second step of a call
+	// the sentry serves in two (exec of a sentry file: a placeholder, then
+	// execveat on it). The guest's argument registers are then args.
+	Reissue(tid int32) (sysno uintptr, args *SyscallArgs, ok bool)
 	// NewTask is called when thread parent has created thread or process
 	// child (kind is NewTaskClone, NewTaskFork or NewTaskVfork), before
 	// child runs any guest code.

@@ -142,6 +142,16 @@ func (k *Kernel) SyscallExit(tid int32, ret int64) int64 {
 	return ret
 }
 
+// Reissue implements platform.Supervisor.Reissue.
+func (k *Kernel) Reissue(tid int32) (uintptr, *platform.SyscallArgs, bool) {
+	t := k.Task(tid)
+	if t == nil || !t.reissue {
+		return 0, nil, false
+	}
+	t.reissue = false
+	return t.reissueSysno, &t.reissueArgs, true
+}
+
 // NewTask implements platform.Supervisor.NewTask, sharing or copying the
 // parent's descriptor table and fs context as the clone flags the parent
 // passed say (copy_files, copy_fs).

@@ -77,6 +77,11 @@ type Task struct {
 	exit ExitFn
 	// sysno is the call being served, for --strace and counters.
 	sysno uintptr
+	// reissue asks the platform to issue reissueSysno with reissueArgs
+	// right after the current call's exit (SetReissue).
+	reissue      bool
+	reissueSysno uintptr
+	reissueArgs  platform.SyscallArgs
 	// cloneFlags are the flags of the clone this task is in, recorded at
 	// the call's entry for the clone event that follows.
 	cloneFlags uint64
@@ -113,6 +118,7 @@ type Scratch struct {
 	Mount *vfs.Mount
 	Dir   vfs.Dentry
 	Found vfs.Dentry
+	Args  platform.SyscallArgs
 }
 
 // Kernel returns the task's kernel.
@@ -211,4 +217,12 @@ func (t *Task) StatBuf() *unix.Stat_t {
 func (t *Task) StatxBuf() *unix.Statx_t {
 	t.statx = unix.Statx_t{}
 	return &t.statx
+}
+
+// SetReissue makes the guest issue sysno with args as soon as the current
+// (rewritten) call returns, instead of returning from it.
+func (t *Task) SetReissue(sysno uintptr, args platform.SyscallArgs) {
+	t.reissue = true
+	t.reissueSysno = sysno
+	t.reissueArgs = args
 }

@@ -57,3 +57,17 @@ sqlite3 "$db" 'select count(*), sum(a), max(b) from t; pragma integrity_check;'`
 		t.Fatalf("got %q", out)
 	}
 }
+
+// TestExecFromTmpfs builds a C program into the work directory and runs
+// it from there, and runs a "#!/bin/sh" script by path.
+func TestExecFromTmpfs(t *testing.T) {
+	src := buildC(t, "forkwait") + ".c"
+	if err := os.WriteFile(src, []byte("#include <stdio.h>\nint main(int c, char **v) { printf(\"%s %d\\n\", v[1], c); return 5; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sameOnBothTmpfs(t, `cd "$1" && gcc -o prog `+src+` && ./prog hi there; echo "rc=$?"
+"$1/prog" x; echo "rc=$?"
+printf '#!/bin/sh\necho "script $1 $#"\nexit 4\n' > s.sh && chmod +x s.sh && ./s.sh a b; echo "rc=$?"
+chmod -x prog; ./prog 2>/dev/null; echo "rc=$?"
+mkdir sub; ./sub 2>/dev/null; echo "rc=$?"`)
+}

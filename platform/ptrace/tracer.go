@@ -311,6 +311,19 @@ func (t *tracer) syscallExit(tid int32, th *thread) {
 		return
 	}
 	ret := t.sup.SyscallExit(tid, int64(regs.Rax))
+	if sysno, args, ok := t.sup.Reissue(tid); ok {
+		// Back up over the 2-byte syscall instruction so the guest runs
+		// it again with the new call in rax (x86-64 reads the number from
+		// rax at entry; orig_rax is only the kernel's record).
+		regs.Rip -= 2
+		regs.Rax = uint64(sysno)
+		regs.Orig_rax = uint64(sysno)
+		regs.Rdi, regs.Rsi, regs.Rdx = uint64(args[0]), uint64(args[1]), uint64(args[2])
+		regs.R10, regs.R8, regs.R9 = uint64(args[3]), uint64(args[4]), uint64(args[5])
+		setRegs(tid, regs)
+		cont(tid, 0)
+		return
+	}
 	if uint64(ret) != regs.Rax || th.changed {
 		regs.Rax = uint64(ret)
 		s := &th.saved
