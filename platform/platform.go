@@ -44,8 +44,10 @@ const (
 // each guest thread in order: a thread's calls never overlap, different
 // threads' calls may (on a concurrent platform).
 type Supervisor interface {
-	// Syscall is called when thread tid enters trapped call sysno.
-	Syscall(tid int32, sysno uintptr, args *SyscallArgs) Result
+	// Syscall is called when thread tid enters trapped call sysno; sp is
+	// its stack pointer, below whose red zone the sentry may write data
+	// a rewritten call needs (a path the host must see instead).
+	Syscall(tid int32, sysno uintptr, args *SyscallArgs, sp uintptr) Result
 	// SyscallExit is called when a call rewritten by Syscall returns ret
 	// (a value or -errno); the guest sees the value it returns.
 	SyscallExit(tid int32, ret int64) int64

@@ -80,7 +80,7 @@ func (k *Kernel) Task(tid int32) *Task {
 
 // Syscall implements platform.Supervisor.Syscall: dispatch through the
 // table, count, run task work before the task goes back to the guest.
-func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs) platform.Result {
+func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, sp uintptr) platform.Result {
 	t := k.Task(tid)
 	if t == nil || sysno >= MaxSyscall || k.table[sysno].Fn == nil {
 		// A call of a thread the sentry never saw created (impossible
@@ -89,7 +89,26 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs) p
 	}
 	t.sysno = sysno
 	t.exit = nil
+	t.sp, t.stackUsed, t.nredirect = sp, 0, 0
 	res := k.table[sysno].Fn(t, args)
+	if t.nredirect > 0 && res.Action == platform.Passthrough {
+		// The host must see the paths the sentry resolved, not the
+		// guest's (they led through a sentry mount back to the host).
+		res.Action = platform.Rewrite
+		res.Sysno = sysno
+		res.Args = *args
+		for _, r := range t.redirect[:t.nredirect] {
+			for i := range res.Args {
+				if res.Args[i] == r[0] {
+					res.Args[i] = r[1]
+					break
+				}
+			}
+		}
+		if t.exit == nil {
+			t.exit = identityExit
+		}
+	}
 	if k.Opts.Strace != nil && res.Action == platform.Passthrough {
 		// Tracing needs the host's result: observe the call's exit.
 		res.Action = platform.Rewrite

@@ -82,6 +82,13 @@ type Task struct {
 	reissue      bool
 	reissueSysno uintptr
 	reissueArgs  platform.SyscallArgs
+	// sp is the guest's stack pointer at the current call; stackUsed is
+	// how much below its red zone the sentry has written.
+	sp, stackUsed uintptr
+	// redirect are path arguments (guest address -> replacement address)
+	// for the host to use if the call passes through.
+	redirect  [2][2]uintptr
+	nredirect int
 	// cloneFlags are the flags of the clone this task is in, recorded at
 	// the call's entry for the clone event that follows.
 	cloneFlags uint64
@@ -225,4 +232,34 @@ func (t *Task) SetReissue(sysno uintptr, args platform.SyscallArgs) {
 	t.reissue = true
 	t.reissueSysno = sysno
 	t.reissueArgs = args
+}
+
+// redZone is the x86-64 ABI's red zone below the stack pointer, which a
+// leaf function may use without moving the stack pointer.
+const redZone = 128
+
+// WriteStackString writes s and a NUL below the guest's stack pointer (past
+// the red zone) and returns its address. The guest is stopped in a system
+// call, so nothing of its own lives there.
+func (t *Task) WriteStackString(s string) (uintptr, error) {
+	if t.sp == 0 {
+		return 0, unix.EFAULT
+	}
+	addr := (t.sp - redZone - t.stackUsed - uintptr(len(s)) - 1) &^ 15
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	if err := t.CopyOut(addr, b); err != nil {
+		return 0, err
+	}
+	t.stackUsed = t.sp - redZone - addr
+	return addr, nil
+}
+
+// RedirectPath makes a passed-through call use the string at newAddr
+// where the guest passed oldAddr.
+func (t *Task) RedirectPath(oldAddr, newAddr uintptr) {
+	if t.nredirect < len(t.redirect) {
+		t.redirect[t.nredirect] = [2]uintptr{oldAddr, newAddr}
+		t.nredirect++
+	}
 }

@@ -22,6 +22,8 @@ const mountPoint = "/sentry-test-mount"
 type harness struct {
 	// args is reused, as the platform's is.
 	args platform.SyscallArgs
+	// stack stands in for the guest's stack (the sentry writes below sp).
+	stack [8192]byte
 	k    *sentry.Kernel
 	tid  int32
 	fs   *tmpfs.Filesystem
@@ -38,6 +40,9 @@ func newHarness(tb testing.TB, opts sentry.Options) *harness {
 	return &harness{k: k, tid: tid, fs: fs}
 }
 
+// sp is the top of the stand-in stack.
+func (h *harness) sp() uintptr { return uintptr(unsafe.Pointer(&h.stack[len(h.stack)-1])) + 1 }
+
 func cstr(s string) []byte { return append([]byte(s), 0) }
 
 func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
@@ -48,7 +53,7 @@ func (h *harness) open(tb testing.TB, path []byte, flags int, fd int32) {
 	tb.Helper()
 	cwd := int64(unix.AT_FDCWD)
 	args := platform.SyscallArgs{uintptr(cwd), addr(path), uintptr(flags), 0644}
-	res := h.k.Syscall(h.tid, unix.SYS_OPENAT, &args)
+	res := h.k.Syscall(h.tid, unix.SYS_OPENAT, &args, h.sp())
 	if res.Action != platform.Rewrite || res.Sysno != unix.SYS_MEMFD_CREATE {
 		tb.Fatalf("openat %s: %+v", path, res)
 	}
@@ -60,7 +65,7 @@ func (h *harness) open(tb testing.TB, path []byte, flags int, fd int32) {
 func (h *harness) call(nr uintptr, a ...uintptr) platform.Result {
 	h.args = platform.SyscallArgs{}
 	copy(h.args[:], a)
-	return h.k.Syscall(h.tid, nr, &h.args)
+	return h.k.Syscall(h.tid, nr, &h.args, h.sp())
 }
 
 func TestHandlersInProcess(t *testing.T) {

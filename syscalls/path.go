@@ -100,8 +100,21 @@ func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK 
 	}
 	r.Walk = w
 	r.pathLen = len(p)
-	// A walk that ends on the host is the host's to serve.
+	// A walk that ends on the host is the host's to serve; if it went
+	// through a sentry mount (a symlink there, ".." out of it, a working
+	// directory in it), the host gets the path the sentry resolved.
 	r.host = w.IsHost()
+	if r.host && (w.Entered || !start.IsHost()) {
+		host := w.Host
+		if w.TrailingSlash {
+			host += "/"
+		}
+		newAddr, err := t.WriteStackString(host)
+		if err != nil {
+			return r, err
+		}
+		t.RedirectPath(addr, newAddr)
+	}
 	return r, nil
 }
 

@@ -275,7 +275,7 @@ func (t *tracer) syscallEnter(tid int32, th *thread) {
 	}
 	t.args = platform.SyscallArgs{uintptr(regs.Rdi), uintptr(regs.Rsi), uintptr(regs.Rdx),
 		uintptr(regs.R10), uintptr(regs.R8), uintptr(regs.R9)}
-	res := t.sup.Syscall(tid, uintptr(regs.Orig_rax), &t.args)
+	res := t.sup.Syscall(tid, uintptr(regs.Orig_rax), &t.args, uintptr(regs.Rsp))
 	switch res.Action {
 	case platform.Passthrough:
 		cont(tid, 0)
