@@ -24,9 +24,9 @@ type harness struct {
 	args platform.SyscallArgs
 	// stack stands in for the guest's stack (the sentry writes below sp).
 	stack [8192]byte
-	k    *sentry.Kernel
-	tid  int32
-	fs   *tmpfs.Filesystem
+	k     *sentry.Kernel
+	tid   int32
+	fs    *tmpfs.Filesystem
 }
 
 func newHarness(tb testing.TB, opts sentry.Options) *harness {
