@@ -71,3 +71,15 @@ printf '#!/bin/sh\necho "script $1 $#"\nexit 4\n' > s.sh && chmod +x s.sh && ./s
 chmod -x prog; ./prog 2>/dev/null; echo "rc=$?"
 mkdir sub; ./sub 2>/dev/null; echo "rc=$?"`)
 }
+
+// TestPathsBackToHost: paths that go through the tmpfs and end on the
+// host (a symlink to a host file, ".." out of the mount, relative paths
+// from a working directory in the tmpfs) reach the host's files.
+func TestPathsBackToHost(t *testing.T) {
+	sameOnBothTmpfs(t, `set -e
+cd "$1" && ln -s /etc/passwd pw && ln -s /usr/bin ub && mkdir -p w/x && cd w/x
+cmp ../../pw /etc/passwd && echo same
+test -d ../../ub/ && echo dir
+ls -d ../../ub/sh
+head -1 "$1/pw"`)
+}
