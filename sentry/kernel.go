@@ -5,6 +5,9 @@
 package sentry
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 
 	"go.uber.org/zap"
@@ -55,6 +58,10 @@ type Kernel struct {
 
 	mu    sync.Mutex
 	tasks map[int32]*Task
+
+	// fifoDir holds the host FIFOs standing for the sentry's FIFOs.
+	fifoMu  sync.Mutex
+	fifoDir string
 }
 
 // NewKernel returns a kernel serving table.
@@ -274,9 +281,34 @@ func (k *Kernel) removeTaskLocked(t *Task) {
 
 // Shutdown releases every task's files once the guest is gone.
 func (k *Kernel) Shutdown() {
+	k.fifoMu.Lock()
+	if k.fifoDir != "" {
+		os.RemoveAll(k.fifoDir)
+		k.fifoDir = ""
+	}
+	k.fifoMu.Unlock()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, t := range k.tasks {
 		k.removeTaskLocked(t)
 	}
+}
+
+// HostFIFO is the host FIFO that stands for FIFO inode ino of mount m,
+// made on first use in a private directory of the sandbox's.
+func (k *Kernel) HostFIFO(m *vfs.Mount, ino uint64) (string, error) {
+	k.fifoMu.Lock()
+	defer k.fifoMu.Unlock()
+	if k.fifoDir == "" {
+		dir, err := os.MkdirTemp("", "sentry-fifo-")
+		if err != nil {
+			return "", err
+		}
+		k.fifoDir = dir
+	}
+	p := filepath.Join(k.fifoDir, strconv.FormatUint(m.ID, 10)+"-"+strconv.FormatUint(ino, 10))
+	if err := unix.Mkfifo(p, 0o666); err != nil && err != unix.EEXIST {
+		return "", err
+	}
+	return p, nil
 }

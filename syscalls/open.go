@@ -143,6 +143,17 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		if err := mayOpen(t, r.Dentry, flags, r.TrailingSlash); err != nil {
 			return sentry.ErrOf(err)
 		}
+		switch r.Dentry.Inode().Mode() & unix.S_IFMT {
+		case unix.S_IFIFO:
+			if flags&unix.O_PATH == 0 {
+				return openFIFO(t, r.Mount, r.Dentry.Inode(), flags)
+			}
+		case unix.S_IFSOCK:
+			if flags&unix.O_PATH == 0 {
+				// open_last_lookups -> do_open: sockets cannot be opened.
+				return sentry.Err(unix.ENXIO)
+			}
+		}
 		s.Found = r.Dentry
 	}
 	// The name of the placeholder memfd is the empty string at the path's

@@ -77,6 +77,9 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_FACCESSAT, "faccessat", Faccessat, fd, path, num)
 	add(unix.SYS_FACCESSAT2, "faccessat2", Faccessat2, fd, path, num, atfl)
 	add(unix.SYS_TRUNCATE, "truncate", Truncate, path, num)
+	// Special files: special.go.
+	add(unix.SYS_MKNOD, "mknod", Mknod, path, mode, hex)
+	add(unix.SYS_MKNODAT, "mknodat", Mknodat, fd, path, mode, hex)
 	// Attributes: attr.go.
 	add(unix.SYS_CHMOD, "chmod", Chmod, path, mode)
 	add(unix.SYS_FCHMOD, "fchmod", Fchmod, fd, mode)
@@ -108,7 +111,7 @@ func NewTable() *sentry.SyscallTable {
 		nr   uintptr
 		name string
 	}{
-		{unix.SYS_MKNOD, "mknod"}, {unix.SYS_SETXATTR, "setxattr"}, {unix.SYS_LSETXATTR, "lsetxattr"},
+		{unix.SYS_SETXATTR, "setxattr"}, {unix.SYS_LSETXATTR, "lsetxattr"},
 		{unix.SYS_GETXATTR, "getxattr"}, {unix.SYS_LGETXATTR, "lgetxattr"}, {unix.SYS_LISTXATTR, "listxattr"},
 		{unix.SYS_LLISTXATTR, "llistxattr"}, {unix.SYS_REMOVEXATTR, "removexattr"},
 		{unix.SYS_LREMOVEXATTR, "lremovexattr"}, {unix.SYS_CHROOT, "chroot"},
@@ -119,7 +122,7 @@ func NewTable() *sentry.SyscallTable {
 		nr   uintptr
 		name string
 	}{
-		{unix.SYS_MKNODAT, "mknodat"}, {unix.SYS_INOTIFY_ADD_WATCH, "inotify_add_watch"}, {unix.SYS_NAME_TO_HANDLE_AT, "name_to_handle_at"},
+		{unix.SYS_INOTIFY_ADD_WATCH, "inotify_add_watch"}, {unix.SYS_NAME_TO_HANDLE_AT, "name_to_handle_at"},
 	} {
 		add(c.nr, c.name, unservedPathAt, fd, path)
 	}

@@ -83,3 +83,16 @@ test -d ../../ub/ && echo dir
 ls -d ../../ub/sh
 head -1 "$1/pw"`)
 }
+
+// TestFIFOScript is a busybox shell script that passes data through a FIFO
+// made in the work directory, between two guest processes.
+func TestFIFOScript(t *testing.T) {
+	busybox, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("busybox not installed (needs busybox-static; .ci/run installs it)")
+	}
+	sameOnBothTmpfs(t, `set -e
+cd "$1" && `+busybox+` mkfifo -m 600 pipe && `+busybox+` stat -c '%A %s %h' pipe
+(`+busybox+` seq 1 1000 > pipe &) ; `+busybox+` wc -l < pipe
+`+busybox+` rm pipe && `+busybox+` ls -a`)
+}

@@ -164,3 +164,8 @@ type Attr struct {
 type AttrSetter interface {
 	SetAttr(c *Credentials, a *Attr) error
 }
+
+// Mknoder is a directory that can hold FIFOs and sockets (mknod).
+type Mknoder interface {
+	Mknod(name string, mode uint32, c *Credentials) (Dentry, error)
+}
