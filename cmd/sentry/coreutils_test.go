@@ -17,6 +17,7 @@ cp -a a c
 stat -c '%n %A %u %g %s %h' a a/b a/b/f c/b/f c/b/l
 stat -c '%n %Y' a/b/f c/b/f c/b/l
 find . -newer a/b/f | sort
+ls -U a/b; find a c
 tar cf x.tar a && mkdir d && tar xf x.tar -C d && ls -laR d | sed 's/ [A-Z][a-z][a-z] .. ..:..//' | grep -v total
 du -s a; mv c e; ls -a; rm -r e a; ls -a
 printf 'x%.0s' $(seq 1 5000) > big; wc -c < big; truncate -s 100 big; stat -c '%s %b' big

@@ -16,6 +16,9 @@ const (
 	dotPos        = 0
 	dotDotPos     = 1
 	firstEntryPos = 2
+	// revBase encodes descending cursors: the cursor after the entry at
+	// position p is firstEntryPos + revBase - p, resuming below p.
+	revBase = 1 << 62
 )
 
 // dentry is a name bound to an inode. A directory inode has exactly one
@@ -183,10 +186,16 @@ func (d *dentry) IterDirents(off int64, fn func(ino uint64, next int64, typ uint
 			batch[n] = direntCopy{p.inode.ino, firstEntryPos, unix.DT_DIR, ".."}
 			n++
 		}
+		// Linux 6.18 tmpfs lists the newest entries first: walk the
+		// positions downwards from the cursor's limit.
 		order := d.inode.dir.order
-		for k := d.inode.dir.search(off); k < len(order) && n < direntBatch; k++ {
+		limit := int64(revBase)
+		if off > firstEntryPos {
+			limit = revBase - (off - firstEntryPos)
+		}
+		for k := d.inode.dir.search(limit) - 1; k >= 0 && n < direntBatch; k-- {
 			e := order[k]
-			batch[n] = direntCopy{e.inode.ino, e.pos + 1, direntType(e.inode.ftype), e.name}
+			batch[n] = direntCopy{e.inode.ino, firstEntryPos + (revBase - e.pos), direntType(e.inode.ftype), e.name}
 			n++
 		}
 		d.fs.mu.RUnlock()
