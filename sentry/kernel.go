@@ -297,18 +297,34 @@ func (k *Kernel) Shutdown() {
 // HostFIFO is the host FIFO that stands for FIFO inode ino of mount m,
 // made on first use in a private directory of the sandbox's.
 func (k *Kernel) HostFIFO(m *vfs.Mount, ino uint64) (string, error) {
+	p, err := k.hostSpecialPath("f", m, ino)
+	if err != nil {
+		return "", err
+	}
+	if err := unix.Mkfifo(p, 0o666); err != nil && err != unix.EEXIST {
+		return "", err
+	}
+	return p, nil
+}
+
+// HostSocket is the host path a Unix socket bound at socket inode ino of
+// mount m is bound to (the host's bind creates it).
+func (k *Kernel) HostSocket(m *vfs.Mount, ino uint64) (string, error) {
+	return k.hostSpecialPath("s", m, ino)
+}
+
+// hostSpecialPath names a host special file standing for a sentry inode,
+// in a private directory made on first use (short: sockaddr_un holds 108
+// bytes).
+func (k *Kernel) hostSpecialPath(kind string, m *vfs.Mount, ino uint64) (string, error) {
 	k.fifoMu.Lock()
 	defer k.fifoMu.Unlock()
 	if k.fifoDir == "" {
-		dir, err := os.MkdirTemp("", "sentry-fifo-")
+		dir, err := os.MkdirTemp("", "sentry-")
 		if err != nil {
 			return "", err
 		}
 		k.fifoDir = dir
 	}
-	p := filepath.Join(k.fifoDir, strconv.FormatUint(m.ID, 10)+"-"+strconv.FormatUint(ino, 10))
-	if err := unix.Mkfifo(p, 0o666); err != nil && err != unix.EEXIST {
-		return "", err
-	}
-	return p, nil
+	return filepath.Join(k.fifoDir, kind+strconv.FormatUint(m.ID, 10)+"-"+strconv.FormatUint(ino, 10)), nil
 }

@@ -22,6 +22,9 @@ type resolved struct {
 	file *vfs.FileDescription
 	// pathLen is the length of the path read (its NUL is at addr+pathLen).
 	pathLen int
+	// hostPath is set when the host must use this path instead of the
+	// guest's (the walk went through a sentry mount back to the host).
+	hostPath string
 }
 
 // resolveAt resolves (dirfd, path) as Linux's *at calls do: the path is
@@ -113,6 +116,7 @@ func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK 
 		if err != nil {
 			return r, err
 		}
+		r.hostPath = host
 		t.RedirectPath(addr, newAddr)
 	}
 	return r, nil

@@ -80,6 +80,8 @@ func NewTable() *sentry.SyscallTable {
 	// Special files: special.go.
 	add(unix.SYS_MKNOD, "mknod", Mknod, path, mode, hex)
 	add(unix.SYS_MKNODAT, "mknodat", Mknodat, fd, path, mode, hex)
+	add(unix.SYS_BIND, "bind", Bind, fd, ptr, num)
+	add(unix.SYS_CONNECT, "connect", Connect, fd, ptr, num)
 	// Attributes: attr.go.
 	add(unix.SYS_CHMOD, "chmod", Chmod, path, mode)
 	add(unix.SYS_FCHMOD, "fchmod", Fchmod, fd, mode)

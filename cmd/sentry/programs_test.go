@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -95,4 +96,25 @@ func TestFIFOScript(t *testing.T) {
 cd "$1" && `+busybox+` mkfifo -m 600 pipe && `+busybox+` stat -c '%A %s %h' pipe
 (`+busybox+` seq 1 1000 > pipe &) ; `+busybox+` wc -l < pipe
 `+busybox+` rm pipe && `+busybox+` ls -a`)
+}
+
+// TestUnixSocketsOnTmpfs binds, connects and talks over a Unix socket at
+// a path in the work directory, and checks bind's and connect's errors.
+func TestUnixSocketsOnTmpfs(t *testing.T) {
+	script, err := filepath.Abs("testdata/unixsock.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(testBinDir, "unixsock.py")
+	data, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := sameOnBothTmpfs(t, `python3 `+dst+` "$1"`)
+	if !strings.Contains(out, "hello over unix") {
+		t.Fatalf("got %q", out)
+	}
 }

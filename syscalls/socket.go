@@ -1,0 +1,158 @@
+package syscalls
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry"
+	"sentry/sentry/vfs"
+)
+
+// sockaddrUnSize is sizeof(struct sockaddr_un).
+const sockaddrUnSize = 110
+
+// unixPath reads a sockaddr and returns the path of a pathname AF_UNIX
+// address (not abstract, not unnamed), as unix_mkname_bsd takes it: the
+// path ends at the first NUL or at addrlen.
+func unixPath(t *sentry.Task, addr, addrlen uintptr) (string, bool) {
+	if addr == 0 || addrlen <= 2 || addrlen > sockaddrUnSize {
+		return "", false
+	}
+	var b [sockaddrUnSize]byte
+	if t.CopyIn(addr, b[:addrlen]) != nil {
+		return "", false
+	}
+	if binary.LittleEndian.Uint16(b[:2]) != unix.AF_UNIX || b[2] == 0 {
+		return "", false
+	}
+	p := b[2:addrlen]
+	if i := bytes.IndexByte(p, 0); i >= 0 {
+		p = p[:i]
+	}
+	return string(p), true
+}
+
+// redirectSockaddr makes the host's call use a sockaddr_un for host
+// instead of the guest's (argument index i, its length at i+1).
+func redirectSockaddr(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i int, host string, exit sentry.ExitFn) sentry.Result {
+	if len(host) >= sockaddrUnSize-2 {
+		return sentry.Err(unix.ENAMETOOLONG)
+	}
+	var b [sockaddrUnSize]byte
+	binary.LittleEndian.PutUint16(b[:2], unix.AF_UNIX)
+	copy(b[2:], host)
+	addr, err := t.WriteStackString(string(b[:2+len(host)]))
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	na := *args
+	na[i] = addr
+	na[i+1] = uintptr(2 + len(host) + 1)
+	return sentry.RewriteTo(t, sysno, na, exit)
+}
+
+// resolveSocketPath resolves an AF_UNIX path written by the guest as a
+// NUL-terminated string below its stack, so the ordinary walk applies.
+func resolveSocketPath(t *sentry.Task, p string, follow bool) (resolved, error) {
+	addr, err := t.WriteStackString(p)
+	if err != nil {
+		return resolved{}, err
+	}
+	r, err := resolveAt(t, unix.AT_FDCWD, addr, follow, false)
+	return r, err
+}
+
+// Bind is bind(fd, addr, addrlen). Binding a Unix socket at a path in the
+// sentry's file system makes a socket inode there (mode 0777 less the
+// umask, EADDRINUSE if the name exists, as unix_bind_bsd) and binds the
+// host socket to a host path that stands for that inode.
+func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	p, ok := unixPath(t, args[1], args[2])
+	if !ok {
+		return sentry.Pass()
+	}
+	r, err := resolveSocketPath(t, p, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return passSockaddr(t, unix.SYS_BIND, args, &r)
+	}
+	if r.Dentry != nil || r.Parent == nil {
+		return sentry.Err(unix.EADDRINUSE)
+	}
+	m, ok := r.Parent.(vfs.Mknoder)
+	if !ok {
+		return sentry.Err(unix.EPERM)
+	}
+	d, err := m.Mknod(r.Name, unix.S_IFSOCK|0777&^t.FSContext().Umask(), t.Creds())
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	host, err := t.Kernel().HostSocket(r.Mount, d.Inode().Ino())
+	if err != nil {
+		r.Parent.Unlink(r.Name, t.Creds())
+		return sentry.Err(unix.EADDRNOTAVAIL)
+	}
+	s := t.Scratch()
+	*s = sentry.Scratch{Dir: r.Parent, Name: r.Name}
+	return redirectSockaddr(t, unix.SYS_BIND, args, 1, host, bindExit)
+}
+
+// bindExit removes the socket inode again if the host refused the bind.
+func bindExit(t *sentry.Task, ret int64) int64 {
+	s := t.Scratch()
+	if ret < 0 && s.Dir != nil {
+		s.Dir.Unlink(s.Name, t.Creds())
+	}
+	*s = sentry.Scratch{}
+	return ret
+}
+
+// Connect is connect(fd, addr, addrlen). A path in the sentry's file
+// system must name a socket inode (ENOENT, ECONNREFUSED otherwise, write
+// permission needed, as unix_find_bsd); the host connects to the host
+// path standing for it.
+func Connect(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	p, ok := unixPath(t, args[1], args[2])
+	if !ok {
+		return sentry.Pass()
+	}
+	r, err := resolveSocketPath(t, p, true)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return passSockaddr(t, unix.SYS_CONNECT, args, &r)
+	}
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	ino := r.Dentry.Inode()
+	if err := ino.CheckPermission(t.Creds(), vfs.MayWrite); err != nil {
+		return sentry.ErrOf(err)
+	}
+	if ino.Mode()&unix.S_IFMT != unix.S_IFSOCK {
+		return sentry.Err(unix.ECONNREFUSED)
+	}
+	host, err := t.Kernel().HostSocket(r.Mount, ino.Ino())
+	if err != nil {
+		return sentry.Err(unix.ECONNREFUSED)
+	}
+	return redirectSockaddr(t, unix.SYS_CONNECT, args, 1, host, identityExit)
+}
+
+func identityExit(_ *sentry.Task, ret int64) int64 { return ret }
+
+// passSockaddr lets the host run a call on a host socket path: the
+// guest's own sockaddr, or the resolved host path where the walk went
+// through a sentry mount.
+func passSockaddr(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, r *resolved) sentry.Result {
+	if r.hostPath == "" {
+		return sentry.Pass()
+	}
+	return redirectSockaddr(t, sysno, args, 1, r.hostPath, identityExit)
+}
