@@ -118,3 +118,21 @@ func TestUnixSocketsOnTmpfs(t *testing.T) {
 		t.Fatalf("got %q", out)
 	}
 }
+
+// TestProcFDNames: /proc/self/fd/N and /proc/self/cwd name the sentry's
+// files by their guest paths (" (deleted)" once unlinked), as Linux does.
+func TestProcFDNames(t *testing.T) {
+	out := sameOnBothTmpfs(t, `python3 -c '
+import os, sys
+d = sys.argv[1]
+fd = os.open(d + "/x", os.O_CREAT | os.O_RDWR)
+print(os.readlink("/proc/self/fd/%d" % fd) == d + "/x")
+os.mkdir(d + "/sub"); os.chdir(d + "/sub")
+print(os.readlink("/proc/self/cwd") == d + "/sub", os.getcwd() == d + "/sub")
+os.unlink(d + "/x")
+print(os.readlink("/proc/self/fd/%d" % fd) == d + "/x (deleted)")
+' "$1"`)
+	if out != "True\nTrue True\nTrue\n" {
+		t.Fatalf("got %q", out)
+	}
+}
