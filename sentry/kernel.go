@@ -45,6 +45,11 @@ type Options struct {
 	Mounts []*vfs.Mount
 	// Creds are the guest's file system credentials.
 	Creds vfs.Credentials
+	// FaultSysno and FaultErrno, when FaultErrno is set, make every call
+	// of FaultSysno that the sentry serves itself fail with FaultErrno: a
+	// deliberate sandbox bug, for testing divergence reports.
+	FaultSysno uintptr
+	FaultErrno unix.Errno
 }
 
 // Kernel is the whole sentry state of one sandbox: no state lives outside
@@ -124,6 +129,9 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		if t.exit == nil {
 			t.exit = identityExit
 		}
+	}
+	if k.Opts.FaultErrno != 0 && sysno == k.Opts.FaultSysno && res.Served && res.Action == platform.Done {
+		res.Ret = -int64(k.Opts.FaultErrno)
 	}
 	if res.Served {
 		k.Counters.emulated[sysno].Add(1)

@@ -35,6 +35,7 @@ type runFlags struct {
 	tmpfs     tmpfsFlag
 	closePath string
 	shortcut  string
+	fault     string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -47,6 +48,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.tmpfs, "tmpfs", "serve `PATH[:size=N][,mode=M]` from an in-memory tmpfs (repeatable; default /tmp; \"none\" mounts nothing). The guest sees an empty directory there, whatever the host has")
 	fs.StringVar(&f.closePath, "close-path", "sync", "how close(2) releases a file: sync (released inside close, the __fput_sync patch) or deferred (queued as task work, the stock kernel)")
 	fs.StringVar(&f.shortcut, "fstatat-shortcut", "on", "on: newfstatat(fd, \"\", buf, AT_EMPTY_PATH) is served as fstat(fd) without copying the path (the vfs_fstatat patch); off: it is walked like any path")
+	fs.StringVar(&f.fault, "inject-fault", "", "for testing the tests: `SYSCALL:ERRNO` makes every SYSCALL the sentry serves itself fail with ERRNO (e.g. fstat:EIO)")
 	fs.IntVar(&f.cpu, "cpu", 0, "pin the tracer and the guest to this CPU (a trap then stays on one CPU, several times faster on a VM); -1 leaves them unpinned")
 }
 
@@ -131,6 +133,27 @@ func run(f *runFlags, argv []string) int {
 		}
 	}
 	table := syscalls.NewTable()
+	if f.fault != "" {
+		name, errName, _ := strings.Cut(f.fault, ":")
+		nr := -1
+		for i := range table {
+			if table[i].Fn != nil && table[i].Name == name {
+				nr = i
+			}
+		}
+		var e unix.Errno
+		for i := unix.Errno(1); i < 4096; i++ {
+			if unix.ErrnoName(i) == errName {
+				e = i
+				break
+			}
+		}
+		if nr < 0 || e == 0 {
+			fmt.Fprintf(os.Stderr, "sentry: --inject-fault %q: want SYSCALL:ERRNO with a trapped syscall and an errno name\n", f.fault)
+			return exitUsage
+		}
+		opts.FaultSysno, opts.FaultErrno = uintptr(nr), e
+	}
 	if f.strace {
 		opts.Strace = logger
 	}
