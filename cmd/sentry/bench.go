@@ -90,6 +90,7 @@ type benchFlags struct {
 	threads   int
 	json      bool
 	cpu       int
+	plot      string
 }
 
 // benchMode is one way of running a workload.
@@ -169,6 +170,7 @@ func benchMain(args []string) int {
 	fs.IntVar(&f.repeats, "repeats", 3, "runs of each workload in each mode; the report shows medians")
 	fs.IntVar(&f.threads, "threads", 1, "copies of the workload run in parallel, each on its own file (will-it-scale -t); ops are summed")
 	fs.BoolVar(&f.json, "json", false, "print one JSON document with every number instead of tables")
+	fs.StringVar(&f.plot, "plot", "", "also draw ops/s per workload and mode into `FILE` (.svg, .png or .pdf)")
 	fs.IntVar(&f.cpu, "cpu", 0, "passed to \"sentry run --cpu\": the CPU the tracer and guest are pinned to; -1 leaves them unpinned. Peers' pinned runs use it too (CPU 0 when -1)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), benchUsage, strings.Join(names, ", "))
@@ -327,6 +329,11 @@ func bench(f *benchFlags, workloads []string) error {
 	}
 	progress.done()
 
+	if f.plot != "" {
+		if err := plotBenchReport(rep, f.plot); err != nil {
+			return err
+		}
+	}
 	if f.json {
 		data, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -123,5 +125,21 @@ func TestBenchErrors(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "fstat (stock)") || !strings.Contains(r.stderr, "4095") {
 		t.Errorf("bench --cpu 4095: stderr %q does not name the workload, mode and error", r.stderr)
+	}
+}
+
+// TestBenchPlot draws the report into an SVG file.
+func TestBenchPlot(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "bench.svg")
+	r := runCmd(t, "", sentryBin, "bench", "--workload", "getppid", "--duration", "50ms", "--repeats", "1", "--plot", out)
+	if r.code != 0 {
+		t.Fatalf("bench --plot exited %d: %s", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "<svg") || !strings.Contains(string(data), "getppid") {
+		t.Fatalf("not an SVG of the report: %.200s", data)
 	}
 }
