@@ -31,6 +31,7 @@ const usage = `sentry: run Linux programs under a syscall-emulation sandbox.
 Usage:
   sentry run [flags] -- COMMAND [ARG...]   run COMMAND in the sandbox
   sentry bench [flags]                      compare syscall loops: native, stock, patched, peers
+  sentry diff [flags] -- COMMAND [ARG...]  run COMMAND natively and in the sandbox, compare their syscalls
   sentry help [COMMAND]                     show help
 
 "sentry run -h" lists the flags of run.
@@ -58,6 +59,8 @@ func mainWithArgs(args []string) int {
 		return runMain(args[1:])
 	case "bench":
 		return benchMain(args[1:])
+	case "diff":
+		return diffMain(args[1:])
 	case "help", "-h", "--help", "-help":
 		if len(args) > 1 && args[0] == "help" {
 			return mainWithArgs([]string{args[1], "-h"})
