@@ -80,6 +80,13 @@ func NewTable() *sentry.SyscallTable {
 	// Special files: special.go.
 	add(unix.SYS_MKNOD, "mknod", Mknod, path, mode, hex)
 	add(unix.SYS_MKNODAT, "mknodat", Mknodat, fd, path, mode, hex)
+	// Extended attributes: xattr.go.
+	add(unix.SYS_GETXATTR, "getxattr", Getxattr, path, path, ptr, num)
+	add(unix.SYS_LGETXATTR, "lgetxattr", Lgetxattr, path, path, ptr, num)
+	add(unix.SYS_FGETXATTR, "fgetxattr", Fgetxattr, fd, path, ptr, num)
+	add(unix.SYS_LISTXATTR, "listxattr", Listxattr, path, ptr, num)
+	add(unix.SYS_LLISTXATTR, "llistxattr", Llistxattr, path, ptr, num)
+	add(unix.SYS_FLISTXATTR, "flistxattr", Flistxattr, fd, ptr, num)
 	add(unix.SYS_BIND, "bind", Bind, fd, ptr, num)
 	add(unix.SYS_CONNECT, "connect", Connect, fd, ptr, num)
 	// Attributes: attr.go.
@@ -114,8 +121,7 @@ func NewTable() *sentry.SyscallTable {
 		name string
 	}{
 		{unix.SYS_SETXATTR, "setxattr"}, {unix.SYS_LSETXATTR, "lsetxattr"},
-		{unix.SYS_GETXATTR, "getxattr"}, {unix.SYS_LGETXATTR, "lgetxattr"}, {unix.SYS_LISTXATTR, "listxattr"},
-		{unix.SYS_LLISTXATTR, "llistxattr"}, {unix.SYS_REMOVEXATTR, "removexattr"},
+		{unix.SYS_REMOVEXATTR, "removexattr"},
 		{unix.SYS_LREMOVEXATTR, "lremovexattr"}, {unix.SYS_CHROOT, "chroot"},
 	} {
 		add(c.nr, c.name, unservedPath, path)
@@ -133,8 +139,7 @@ func NewTable() *sentry.SyscallTable {
 		name string
 	}{
 		{unix.SYS_FALLOCATE, "fallocate"}, {unix.SYS_FLOCK, "flock"}, {unix.SYS_GETDENTS, "getdents"},
-		{unix.SYS_FGETXATTR, "fgetxattr"}, {unix.SYS_FSETXATTR, "fsetxattr"}, {unix.SYS_FLISTXATTR, "flistxattr"},
-		{unix.SYS_FREMOVEXATTR, "fremovexattr"}, {unix.SYS_SYNC_FILE_RANGE, "sync_file_range"},
+		{unix.SYS_FSETXATTR, "fsetxattr"}, {unix.SYS_FREMOVEXATTR, "fremovexattr"}, {unix.SYS_SYNC_FILE_RANGE, "sync_file_range"},
 		{unix.SYS_READAHEAD, "readahead"},
 	} {
 		add(c.nr, c.name, unservedFD, fd)

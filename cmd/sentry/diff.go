@@ -432,7 +432,9 @@ func diffNativeExec(setup *nativeSetup, runArgs []string) error {
 		return fmt.Errorf("finding the sentry binary: %w", err)
 	}
 	argv := append([]string{self, "run"}, runArgs...)
-	if err := syscall.Exec(self, argv, os.Environ()); err != nil {
+	// Through /proc/self/exe: the binary may live under a path the new
+	// tmpfs mounts just hid.
+	if err := syscall.Exec("/proc/self/exe", argv, os.Environ()); err != nil {
 		return fmt.Errorf("exec %s run: %w", self, err)
 	}
 	return nil
