@@ -43,6 +43,9 @@ type Options struct {
 	Umask uint32
 	// Mounts are the sentry's file systems.
 	Mounts []*vfs.Mount
+	// Scratch is an unmounted file system for files the sentry makes for
+	// the guest (the /proc files it serves).
+	Scratch *vfs.Mount
 	// Creds are the guest's file system credentials.
 	Creds vfs.Credentials
 	// FaultSysno and FaultErrno, when FaultErrno is set, make every call

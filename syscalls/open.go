@@ -112,6 +112,9 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		return sentry.ErrOf(err)
 	}
 	if r.host {
+		if hostPath, mountinfo, ok := procMountsFile(t, r.Host); ok && r.hostPath == "" {
+			return openProcMounts(t, hostPath, mountinfo, pathAddr, r.pathLen, flags)
+		}
 		return sentry.Pass()
 	}
 	if flags&unix.O_TMPFILE&^unix.O_DIRECTORY != 0 {

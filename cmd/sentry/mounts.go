@@ -115,6 +115,15 @@ func parseSize(v string) (int64, error) {
 func newMounts(specs []mountSpec) []*vfs.Mount {
 	used := hostDevices()
 	minor := uint32(100)
+	// Linux's tmpfs defaults: half of RAM for size and half of RAM's pages
+	// for inodes (shmem_default_max_blocks, shmem_default_max_inodes).
+	var si unix.Sysinfo_t
+	var defaultSize, defaultInodes int64
+	if unix.Sysinfo(&si) == nil {
+		ram := int64(si.Totalram) * int64(si.Unit)
+		defaultSize = ram / 2 &^ 4095
+		defaultInodes = ram / 4096 / 2
+	}
 	var out []*vfs.Mount
 	for i, s := range specs {
 		for used[unix.Mkdev(0, minor)] {
@@ -122,14 +131,27 @@ func newMounts(specs []mountSpec) []*vfs.Mount {
 		}
 		dev := unix.Mkdev(0, minor)
 		used[dev] = true
+		inodes := int64(0)
+		if s.size == 0 {
+			s.size, inodes = defaultSize, defaultInodes
+		}
 		fs := tmpfs.New(tmpfs.Options{
 			Dev:       dev,
 			SizeLimit: s.size,
+			MaxInodes: inodes,
 			RootMode:  s.mode,
 			RootUID:   uint32(os.Getuid()),
 			RootGID:   uint32(os.Getgid()),
 		})
-		out = append(out, &vfs.Mount{Point: s.point, Root: fs.Root(), ID: uint64(1<<20 + i), FS: fs})
+		opts := "rw,nosuid,nodev,relatime"
+		src := "tmpfs"
+		super := "rw,size=" + strconv.FormatInt(s.size/1024, 10) + "k,mode=" + strconv.FormatUint(uint64(s.mode), 8)
+		if inodes > 0 {
+			super = "rw,size=" + strconv.FormatInt(s.size/1024, 10) + "k,nr_inodes=" + strconv.FormatInt(inodes, 10) +
+				",mode=" + strconv.FormatUint(uint64(s.mode), 8)
+		}
+		out = append(out, &vfs.Mount{Point: s.point, Root: fs.Root(), ID: uint64(1<<20 + i), FS: fs,
+			Source: src, Options: opts, SuperOptions: super})
 	}
 	return out
 }
@@ -157,4 +179,11 @@ func hostDevices() map[uint64]bool {
 		used[unix.Mkdev(uint32(a), uint32(b))] = true
 	}
 	return used
+}
+
+// newScratchMount is an unmounted tmpfs the sentry keeps files of its own
+// in (the contents of /proc files it serves).
+func newScratchMount() *vfs.Mount {
+	fs := tmpfs.New(tmpfs.Options{RootMode: 0700})
+	return &vfs.Mount{Point: "", Root: fs.Root(), ID: 1<<20 - 1, FS: fs}
 }

@@ -136,3 +136,15 @@ print(os.readlink("/proc/self/fd/%d" % fd) == d + "/x (deleted)")
 		t.Fatalf("got %q", out)
 	}
 }
+
+// TestMountVisible: the tmpfs shows where tools look for mounts
+// (/proc/self/mountinfo, /proc/mounts, statfs), so df, findmnt and stat -f
+// report a tmpfs at /tmp, with the size limit given.
+func TestMountVisible(t *testing.T) {
+	r := sandboxed(t, []string{"--tmpfs", "/tmp:size=64m"}, "sh", "-c",
+		"df --output=fstype,size,target /tmp | tail -1; findmnt -n -o FSTYPE,TARGET /tmp; stat -f -c '%T %S' /tmp; grep -c ' /tmp tmpfs ' /proc/mounts")
+	want := "tmpfs    65536 /tmp\ntmpfs  /tmp\ntmpfs 4096\n1\n"
+	if r.code != 0 || strings.Join(strings.Fields(r.stdout), " ") != strings.Join(strings.Fields(want), " ") {
+		t.Fatalf("got %+v, want %q", r, want)
+	}
+}

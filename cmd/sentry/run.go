@@ -107,7 +107,8 @@ func run(f *runFlags, argv []string) int {
 	opts := sentry.Options{
 		Cwd:    cwd,
 		Umask:  uint32(umask),
-		Mounts: newMounts(specs),
+		Mounts:  newMounts(specs),
+		Scratch: newScratchMount(),
 		Creds:  vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
 	}
 	switch f.closePath {

@@ -11,6 +11,9 @@ type Mount struct {
 	ID uint64
 	// FS is the implementation, for statfs and usage figures.
 	FS Filesystem
+	// Source, Options and SuperOptions are what /proc/self/mountinfo
+	// shows for the mount.
+	Source, Options, SuperOptions string
 }
 
 // Filesystem is what a mount needs of its file system beyond the tree.

@@ -1,0 +1,105 @@
+package syscalls
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/sentry"
+	"sentry/sentry/vfs"
+)
+
+// procMountsFile recognizes the /proc files that list mounts. The guest
+// must see the sentry's mounts there, as it would see a real tmpfs, so
+// that df, findmnt and stat -f find them.
+func procMountsFile(t *sentry.Task, p string) (hostPath string, mountinfo, ok bool) {
+	if !strings.HasPrefix(p, "/proc/") {
+		return "", false, false
+	}
+	rest := p[len("/proc/"):]
+	if rest == "mounts" {
+		rest = "self/mounts"
+	}
+	who, file, found := strings.Cut(rest, "/")
+	if !found || (file != "mounts" && file != "mountinfo") {
+		return "", false, false
+	}
+	if who != "self" && who != "thread-self" {
+		n, err := strconv.Atoi(who)
+		if err != nil || (int32(n) != t.TID && int32(n) != t.TG.TGID) {
+			return "", false, false
+		}
+	}
+	return "/proc/" + strconv.Itoa(int(t.TID)) + "/" + file, file == "mountinfo", true
+}
+
+// mountsFileContents is the host's list with the sentry's mounts added
+// last (so they shadow what the host has at the same point, as a mount on
+// top does), in the mountinfo or mounts format.
+func mountsFileContents(t *sentry.Task, hostPath string, mountinfo bool) ([]byte, error) {
+	data, err := os.ReadFile(hostPath)
+	if err != nil {
+		return nil, unix.EIO
+	}
+	var b strings.Builder
+	b.Write(data)
+	for _, m := range t.Kernel().VFS.Mounts() {
+		var st unix.Stat_t
+		m.Root.Inode().Stat(&st)
+		if mountinfo {
+			// ID PARENT MAJ:MIN ROOT POINT OPTS - TYPE SOURCE SUPER
+			b.WriteString(strconv.FormatUint(m.ID, 10) + " 1 " +
+				strconv.FormatUint(uint64(unix.Major(st.Dev)), 10) + ":" + strconv.FormatUint(uint64(unix.Minor(st.Dev)), 10) +
+				" / " + m.Point + " " + m.Options + " - tmpfs " + m.Source + " " + m.SuperOptions + "\n")
+		} else {
+			b.WriteString(m.Source + " " + m.Point + " tmpfs " + m.SuperOptions + ",nosuid,nodev,relatime 0 0\n")
+		}
+	}
+	return []byte(b.String()), nil
+}
+
+// openProcMounts serves an open of a mounts list: a fresh unlinked file
+// in the scratch file system holding the contents, opened read-only
+// through the ordinary placeholder path.
+func openProcMounts(t *sentry.Task, hostPath string, mountinfo bool, pathAddr uintptr, pathLen int, flags uint32) sentry.Result {
+	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_CREAT|unix.O_TRUNC) != 0 {
+		return sentry.Err(unix.EACCES)
+	}
+	scratch := t.Kernel().Opts.Scratch
+	if scratch == nil {
+		return sentry.Pass()
+	}
+	data, err := mountsFileContents(t, hostPath, mountinfo)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	root := &vfs.Credentials{}
+	name := "mounts-" + strconv.Itoa(int(t.TID))
+	d, err := scratch.Root.Create(name, 0444, root)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	scratch.Root.Unlink(name, root)
+	if _, err := d.Inode().WriteAt(data, 0, root); err != nil {
+		return sentry.ErrOf(err)
+	}
+	// The description takes its reference at the exit; until then the
+	// scratch keeps the unlinked inode alive through Found.
+	d.Inode().IncRef()
+	s := t.Scratch()
+	*s = sentry.Scratch{Flags: flags &^ unix.O_DIRECTORY, Mount: scratch, Found: d}
+	memfdFlags := uintptr(0)
+	if flags&unix.O_CLOEXEC != 0 {
+		memfdFlags = unix.MFD_CLOEXEC
+	}
+	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, [6]uintptr{pathAddr + uintptr(pathLen), memfdFlags}, procMountsExit)
+}
+
+func procMountsExit(t *sentry.Task, ret int64) int64 {
+	d := t.Scratch().Found
+	ret = openExit(t, ret)
+	d.Inode().DecRef()
+	return ret
+}
