@@ -105,11 +105,11 @@ func run(f *runFlags, argv []string) int {
 		return exitUsage
 	}
 	opts := sentry.Options{
-		Cwd:    cwd,
-		Umask:  uint32(umask),
+		Cwd:     cwd,
+		Umask:   uint32(umask),
 		Mounts:  newMounts(specs),
 		Scratch: newScratchMount(),
-		Creds:  vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
+		Creds:   vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
 	}
 	switch f.closePath {
 	case "sync":
