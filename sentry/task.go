@@ -89,6 +89,8 @@ type Task struct {
 	// for the host to use if the call passes through.
 	redirect  [2][2]uintptr
 	nredirect int
+	// nul is the empty string WriteStackString copies out.
+	nul [1]byte
 	// cloneFlags are the flags of the clone this task is in, recorded at
 	// the call's entry for the clone event that follows.
 	cloneFlags uint64
@@ -246,8 +248,13 @@ func (t *Task) WriteStackString(s string) (uintptr, error) {
 		return 0, unix.EFAULT
 	}
 	addr := (t.sp - redZone - t.stackUsed - uintptr(len(s)) - 1) &^ 15
-	b := make([]byte, len(s)+1)
-	copy(b, s)
+	var b []byte
+	if s == "" {
+		b = t.nul[:]
+	} else {
+		b = make([]byte, len(s)+1)
+		copy(b, s)
+	}
 	if err := t.CopyOut(addr, b); err != nil {
 		return 0, err
 	}

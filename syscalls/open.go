@@ -113,7 +113,7 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 	}
 	if r.host {
 		if hostPath, mountinfo, ok := procMountsFile(t, r.Host); ok && r.hostPath == "" {
-			return openProcMounts(t, hostPath, mountinfo, pathAddr, r.pathLen, flags)
+			return openProcMounts(t, hostPath, mountinfo, flags)
 		}
 		return sentry.Pass()
 	}
@@ -159,9 +159,13 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		}
 		s.Found = r.Dentry
 	}
-	// The name of the placeholder memfd is the empty string at the path's
-	// terminating NUL, which ReadPath just read.
-	nameAddr := pathAddr + uintptr(r.pathLen)
+	// The placeholder memfd's name is an empty string the sentry writes
+	// below the guest's stack, not the guest's own path: another guest
+	// thread may rewrite that buffer meanwhile (a longer name is EINVAL).
+	nameAddr, err := t.WriteStackString("")
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
 	memfdFlags := uintptr(0)
 	if flags&unix.O_CLOEXEC != 0 {
 		memfdFlags = unix.MFD_CLOEXEC

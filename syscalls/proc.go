@@ -63,7 +63,7 @@ func mountsFileContents(t *sentry.Task, hostPath string, mountinfo bool) ([]byte
 // openProcMounts serves an open of a mounts list: a fresh unlinked file
 // in the scratch file system holding the contents, opened read-only
 // through the ordinary placeholder path.
-func openProcMounts(t *sentry.Task, hostPath string, mountinfo bool, pathAddr uintptr, pathLen int, flags uint32) sentry.Result {
+func openProcMounts(t *sentry.Task, hostPath string, mountinfo bool, flags uint32) sentry.Result {
 	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_CREAT|unix.O_TRUNC) != 0 {
 		return sentry.Err(unix.EACCES)
 	}
@@ -94,7 +94,11 @@ func openProcMounts(t *sentry.Task, hostPath string, mountinfo bool, pathAddr ui
 	if flags&unix.O_CLOEXEC != 0 {
 		memfdFlags = unix.MFD_CLOEXEC
 	}
-	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, [6]uintptr{pathAddr + uintptr(pathLen), memfdFlags}, procMountsExit)
+	nameAddr, err := t.WriteStackString("")
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, [6]uintptr{nameAddr, memfdFlags}, procMountsExit)
 }
 
 func procMountsExit(t *sentry.Task, ret int64) int64 {

@@ -62,7 +62,12 @@ func execveat(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags u
 	if n == 2 && magic == [2]byte{'#', '!'} {
 		memfdFlags = 0
 	}
-	nameAddr := pathAddr + uintptr(r.pathLen)
+	// An empty string of the sentry's: the memfd's name and execveat's
+	// path (see openat).
+	nameAddr, err := t.WriteStackString("")
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
 	s := t.Scratch()
 	*s = sentry.Scratch{Found: d, Args: platform.SyscallArgs{0, nameAddr, argv, envp, unix.AT_EMPTY_PATH}}
 	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, platform.SyscallArgs{nameAddr, memfdFlags}, execExit)

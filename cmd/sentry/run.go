@@ -309,6 +309,9 @@ type tmpfsReport struct {
 	Mount  string `json:"mount"`
 	Inodes int64  `json:"inodes"`
 	Bytes  int64  `json:"bytes"`
+	// Check is the tmpfs consistency check after the guest is gone: "ok"
+	// or what is wrong (link counts, sizes, usage, leaked inodes).
+	Check string `json:"check"`
 }
 
 func writeStats(f *runFlags, k *sentry.Kernel, status int, elapsed time.Duration) error {
@@ -318,7 +321,11 @@ func writeStats(f *runFlags, k *sentry.Kernel, status int, elapsed time.Duration
 	rep := statsReport{Counters: k.Counters.Snapshot(k.Table()), ExitStatus: status, ElapsedNS: elapsed.Nanoseconds()}
 	for _, m := range k.VFS.Mounts() {
 		inodes, bytes := m.FS.Usage()
-		rep.Tmpfs = append(rep.Tmpfs, tmpfsReport{Mount: m.Point, Inodes: inodes, Bytes: bytes})
+		check := "ok"
+		if err := m.FS.Check(); err != nil {
+			check = err.Error()
+		}
+		rep.Tmpfs = append(rep.Tmpfs, tmpfsReport{Mount: m.Point, Inodes: inodes, Bytes: bytes, Check: check})
 	}
 	if f.statsJSON != "" {
 		data, err := json.MarshalIndent(rep, "", "  ")

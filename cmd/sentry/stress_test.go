@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestHostileAndHeavyGuests runs testdata/stress.c's modes natively on a
+// kernel tmpfs and in the sandbox, compares what they print, and checks
+// that the sandbox's tmpfs is consistent afterwards with every inode and
+// byte returned (the guests delete what they make).
+func TestHostileAndHeavyGuests(t *testing.T) {
+	prog := filepath.Join(testBinDir, "stress")
+	if _, err := os.Stat(prog); err != nil {
+		if b, err := exec.Command("gcc", "-O2", "-pthread", "-o", prog, "testdata/stress.c").CombinedOutput(); err != nil {
+			t.Fatalf("gcc stress.c: %v\n%s", err, b)
+		}
+	}
+	for _, mode := range []string{
+		"threads",   // 256 threads doing open/write/fstat/close/unlink at once
+		"manyfiles", // 100,000 files in one directory
+		"deep",      // a tree as deep as PATH_MAX allows
+		"loops",     // symlink loops
+		"race",      // a thread rewriting the path buffer while opens are served
+		"killed",    // guests SIGKILLed in the middle of served calls
+	} {
+		t.Run(mode, func(t *testing.T) {
+			dir, err := os.MkdirTemp("/dev/shm", "sentry-stress-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(dir)
+			native := runCmd(t, "", prog, mode, dir)
+			stats := filepath.Join(t.TempDir(), "stats.json")
+			sb := sandboxed(t, []string{"--stats-json", stats}, prog, mode, "/tmp")
+			if native.code != 0 || native != sb {
+				t.Fatalf("native and sandbox differ\nnative:  %+v\nsandbox: %+v", native, sb)
+			}
+			data, err := os.ReadFile(stats)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				Tmpfs []tmpfsReport `json:"tmpfs"`
+			}
+			if err := json.Unmarshal(data, &rep); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range rep.Tmpfs {
+				if m.Check != "ok" || m.Inodes != 1 || m.Bytes != 0 {
+					t.Errorf("tmpfs %s after the guest: check %q, %d inodes, %d bytes; want ok, 1 (the root), 0",
+						m.Mount, m.Check, m.Inodes, m.Bytes)
+				}
+			}
+		})
+	}
+}
