@@ -105,6 +105,12 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 	t.sysno = sysno
 	t.exit = nil
 	t.sp, t.stackUsed, t.nredirect = sp, 0, 0
+	if t.failWith != 0 {
+		// The close FailAfterClose reissued: the host closes the
+		// placeholder, the guest sees the original call's error.
+		t.exit = failExit
+		return platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: *args}
+	}
 	res := k.table[sysno].Fn(t, args)
 	if t.nredirect > 0 && res.Action == platform.Passthrough {
 		// The host must see the paths the sentry resolved, not the
@@ -158,6 +164,12 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 }
 
 func identityExit(_ *Task, ret int64) int64 { return ret }
+
+func failExit(t *Task, _ int64) int64 {
+	ret := t.failWith
+	t.failWith = 0
+	return ret
+}
 
 // SyscallExit implements platform.Supervisor.SyscallExit.
 func (k *Kernel) SyscallExit(tid int32, ret int64) int64 {

@@ -89,6 +89,9 @@ type Task struct {
 	// for the host to use if the call passes through.
 	redirect  [2][2]uintptr
 	nredirect int
+	// failWith, when set, is what the guest's call returns once the
+	// reissued call (the close of a placeholder) has run: FailAfterClose.
+	failWith int64
 	// nul is the empty string WriteStackString copies out.
 	nul [1]byte
 	// cloneFlags are the flags of the clone this task is in, recorded at
@@ -269,4 +272,13 @@ func (t *Task) RedirectPath(oldAddr, newAddr uintptr) {
 		t.redirect[t.nredirect] = [2]uintptr{oldAddr, newAddr}
 		t.nredirect++
 	}
+}
+
+// FailAfterClose undoes a placeholder whose file could not be opened after
+// all (the directory changed between the call's two stops): the guest
+// closes fd at once, and its original call then returns -errno instead of
+// the placeholder's number. Call it from an ExitFn, and return ret.
+func (t *Task) FailAfterClose(fd int32, errno unix.Errno) {
+	t.failWith = -int64(errno)
+	t.SetReissue(unix.SYS_CLOSE, platform.SyscallArgs{uintptr(fd)})
 }

@@ -139,6 +139,11 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		if err := r.Parent.Inode().CheckPermission(t.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
 			return sentry.ErrOf(err)
 		}
+		st := t.StatBuf()
+		if r.Parent.Inode().Stat(st); st.Nlink == 0 {
+			// A removed directory takes no new names.
+			return sentry.Err(unix.ENOENT)
+		}
 		s.Dir = r.Parent
 		s.Name = r.Name
 		s.Mode = mode & 07777 &^ t.FSContext().Umask()
@@ -232,16 +237,17 @@ func openExit(t *sentry.Task, ret int64) int64 {
 			d, err = s.Dir.Lookup(s.Name)
 		}
 		if err != nil {
-			// The placeholder stays open: a race that needs another
-			// guest thread changing this directory between the two
-			// stops of this call.
+			// Another guest thread changed the directory between the
+			// call's two stops: the placeholder goes again.
 			*s = sentry.Scratch{}
-			return -int64(errnoOf(err))
+			t.FailAfterClose(fd, errnoOf(err))
+			return ret
 		}
 	} else if flags&unix.O_TRUNC != 0 && flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
 		if err := d.Inode().Truncate(0, true); err != nil {
 			*s = sentry.Scratch{}
-			return -int64(errnoOf(err))
+			t.FailAfterClose(fd, errnoOf(err))
+			return ret
 		}
 	}
 	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))

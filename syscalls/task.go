@@ -80,7 +80,9 @@ func execExit(t *sentry.Task, ret int64) int64 {
 	s := t.Scratch()
 	ino := s.Found.Inode()
 	if err := fillPlaceholder(t, int32(ret), ino.Size(), ino.ReadAt); err != nil {
-		return -int64(errnoOf(err))
+		*s = sentry.Scratch{}
+		t.FailAfterClose(int32(ret), errnoOf(err))
+		return ret
 	}
 	args := s.Args
 	args[0] = uintptr(ret)
