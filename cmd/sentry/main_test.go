@@ -22,6 +22,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Readable by all: some tests run their guest as nobody.
+	os.Chmod(dir, 0o755)
 	testBinDir = dir
 	sentryBin = filepath.Join(dir, "sentry")
 	args := []string{"build", "-o", sentryBin}

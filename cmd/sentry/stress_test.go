@@ -26,16 +26,27 @@ func TestHostileAndHeavyGuests(t *testing.T) {
 		"loops",     // symlink loops
 		"race",      // a thread rewriting the path buffer while opens are served
 		"killed",    // guests SIGKILLed in the middle of served calls
+		"forkstorm", // forks until RLIMIT_NPROC (as nobody: root is exempt)
 	} {
 		t.Run(mode, func(t *testing.T) {
+			var wrap []string
+			if mode == "forkstorm" {
+				for _, tool := range []string{"setpriv", "prlimit"} {
+					if _, err := exec.LookPath(tool); err != nil {
+						t.Skipf("%s not installed (needs util-linux)", tool)
+					}
+				}
+				wrap = []string{"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--",
+					"prlimit", "--nproc=40:40"}
+			}
 			dir, err := os.MkdirTemp("/dev/shm", "sentry-stress-")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer os.RemoveAll(dir)
-			native := runCmd(t, "", prog, mode, dir)
+			native := runCmd(t, "", append(wrap, prog, mode, dir)...)
 			stats := filepath.Join(t.TempDir(), "stats.json")
-			sb := sandboxed(t, []string{"--stats-json", stats}, prog, mode, "/tmp")
+			sb := sandboxed(t, []string{"--stats-json", stats}, append(wrap, prog, mode, "/tmp")...)
 			if native.code != 0 || native != sb {
 				t.Fatalf("native and sandbox differ\nnative:  %+v\nsandbox: %+v", native, sb)
 			}

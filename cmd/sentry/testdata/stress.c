@@ -169,6 +169,30 @@ static int killed(void) {
 	return 0;
 }
 
+/* forkstorm: fork until RLIMIT_NPROC stops it (EAGAIN); every child
+ * waits for the parent's signal through a pipe, then all are reaped. */
+static int forkstorm(void) {
+	int p[2];
+	if (pipe(p) != 0) { perror("pipe"); return 1; }
+	int n = 0, err = 0;
+	for (;;) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			char c;
+			close(p[1]);
+			read(p[0], &c, 1);
+			_exit(0);
+		}
+		if (pid < 0) { err = errno; break; }
+		if (++n > 10000) break;
+	}
+	close(p[1]);
+	int reaped = 0;
+	while (wait(NULL) > 0) reaped++;
+	printf("forkstorm stopped by %s, all reaped: %s\n", strerrorname_np(err), reaped == n ? "yes" : "no");
+	return 0;
+}
+
 int main(int argc, char **argv) {
 	if (argc < 3) return 2;
 	dir = argv[2];
@@ -178,5 +202,6 @@ int main(int argc, char **argv) {
 	if (!strcmp(argv[1], "loops")) return loops();
 	if (!strcmp(argv[1], "race")) return race();
 	if (!strcmp(argv[1], "killed")) return killed();
+	if (!strcmp(argv[1], "forkstorm")) return forkstorm();
 	return 2;
 }
