@@ -282,3 +282,28 @@ func (t *Task) FailAfterClose(fd int32, errno unix.Errno) {
 	t.failWith = -int64(errno)
 	t.SetReissue(unix.SYS_CLOSE, platform.SyscallArgs{uintptr(fd)})
 }
+
+// StackBuffer reserves n bytes below the guest's stack pointer (past the
+// red zone and what this call already wrote there) and, if data is not
+// nil, copies it there. It returns the address. Only memory the guest's
+// stack mapping already covers can be used: the kernel does not grow a
+// stack for another process's writes.
+func (t *Task) StackBuffer(n int, data []byte) (uintptr, error) {
+	if t.sp == 0 {
+		return 0, unix.EFAULT
+	}
+	addr := (t.sp - redZone - t.stackUsed - uintptr(n)) &^ 15
+	if data != nil {
+		if err := t.CopyOut(addr, data); err != nil {
+			return 0, err
+		}
+	} else {
+		// Probe that the range is mapped and writable.
+		var probe [1]byte
+		if t.CopyIn(addr, probe[:]) != nil || t.CopyOut(addr, probe[:]) != nil {
+			return 0, unix.EFAULT
+		}
+	}
+	t.stackUsed = t.sp - redZone - addr
+	return addr, nil
+}

@@ -80,6 +80,11 @@ func NewTable() *sentry.SyscallTable {
 	// Special files: special.go.
 	add(unix.SYS_MKNOD, "mknod", Mknod, path, mode, hex)
 	add(unix.SYS_MKNODAT, "mknodat", Mknodat, fd, path, mode, hex)
+	// In-kernel copies: copy.go.
+	add(unix.SYS_SENDFILE, "sendfile", Sendfile, fd, fd, ptr, num)
+	add(unix.SYS_COPY_FILE_RANGE, "copy_file_range", CopyFileRange, fd, ptr, fd, ptr, num, hex)
+	add(unix.SYS_SPLICE, "splice", unservedFD2, fd, ptr, fd, ptr, num, hex)
+	add(unix.SYS_TEE, "tee", unservedTee, fd, fd, num, hex)
 	// Extended attributes: xattr.go.
 	add(unix.SYS_GETXATTR, "getxattr", Getxattr, path, path, ptr, num)
 	add(unix.SYS_LGETXATTR, "lgetxattr", Lgetxattr, path, path, ptr, num)

@@ -148,3 +148,33 @@ func TestMountVisible(t *testing.T) {
 		t.Fatalf("got %+v, want %q", r, want)
 	}
 }
+
+// TestInKernelCopies: copy_file_range and sendfile between tmpfs files,
+// from a tmpfs file into a pipe and from a host file into a tmpfs file,
+// and copy_file_range across file systems (EXDEV), as on /dev/shm.
+func TestInKernelCopies(t *testing.T) {
+	sameOnBothTmpfs(t, `python3 -c '
+import os, sys
+d = sys.argv[1]
+with open(d + "/a", "wb") as f: f.write(bytes(range(256)) * 800)
+def drain(call):
+    n = 0
+    while True:
+        k = call()
+        if k == 0: return n
+        n += k
+a = os.open(d + "/a", os.O_RDONLY); b = os.open(d + "/b", os.O_WRONLY | os.O_CREAT, 0o644)
+print("copy_file_range", drain(lambda: os.copy_file_range(a, b, 1 << 20)), os.lseek(a, 0, 1))
+a2 = os.open(d + "/a", os.O_RDONLY); c = os.open(d + "/c", os.O_WRONLY | os.O_CREAT, 0o644)
+print("sendfile", drain(lambda: os.sendfile(c, a2, None, 1 << 20)))
+print("with offset", os.sendfile(c, a2, 10, 100), os.lseek(a2, 0, 1))
+r, w = os.pipe()
+print("to pipe", os.sendfile(w, os.open(d + "/a", 0), 5, 100), os.read(r, 1000)[:3])
+h = os.open("/etc/passwd", 0); e = os.open(d + "/e", os.O_WRONLY | os.O_CREAT, 0o644)
+print("from host", os.sendfile(e, h, None, 100000) == os.fstat(h).st_size)
+for name, src in (("xdev", h), ("append", a)):
+    try: os.copy_file_range(src, os.open(d + "/f", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), 10)
+    except OSError as x: print(name, x.errno)
+for x in "bce": print(x, open(d + "/" + x, "rb").read() == (open("/etc/passwd", "rb").read() if x == "e" else open(d + "/a", "rb").read()))
+' "$1"`)
+}
