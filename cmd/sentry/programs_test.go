@@ -178,3 +178,24 @@ for name, src in (("xdev", h), ("append", a)):
 for x in "bce": print(x, open(d + "/" + x, "rb").read() == (open("/etc/passwd", "rb").read() if x == "e" else open(d + "/a", "rb").read()))
 ' "$1"`)
 }
+
+// testdataCopy copies testdata/name to the test binary directory, which the
+// guest can read (the checkout may be under /tmp, hidden in the sandbox).
+func testdataCopy(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(testBinDir, name)
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestIoctlOnTmpfs: FIONREAD, FIONBIO, FIOCLEX/FIONCLEX, FS_IOC_GETFLAGS
+// and ENOTTY for terminal requests, as on /dev/shm.
+func TestIoctlOnTmpfs(t *testing.T) {
+	sameOnBothTmpfs(t, `python3 `+testdataCopy(t, "ioctl.py")+` "$1"`)
+}
