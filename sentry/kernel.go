@@ -210,6 +210,8 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 	parent := k.tasks[parentTID]
 	child := &Task{k: k, TID: childTID}
 	if parent == nil {
+		c := k.Opts.Creds
+		child.creds = &c
 		// The first process.
 		child.TG = &ThreadGroup{TGID: childTID, tasks: map[int32]*Task{}}
 		child.fdt = newFDTable()
@@ -217,6 +219,10 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 	} else {
 		flags := parent.cloneFlags
 		parent.cloneFlags = 0
+		// Credentials are copied (copy_creds); they are immutable once
+		// made, so sharing the pointer until a set*id replaces it is a
+		// copy.
+		child.creds = parent.creds
 		switch kind {
 		case platform.NewTaskFork:
 			flags &^= unix.CLONE_THREAD | unix.CLONE_FILES | unix.CLONE_FS

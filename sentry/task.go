@@ -1,6 +1,9 @@
 package sentry
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -75,6 +78,9 @@ type Task struct {
 
 	// exit completes a rewritten call at its syscall-exit stop.
 	exit ExitFn
+	// creds are the task's file system credentials (Linux's cred:
+	// fsuid, fsgid, groups), copied at clone, refreshed after set*id.
+	creds *vfs.Credentials
 	// sysno is the call being served, for --strace and counters.
 	sysno uintptr
 	// reissue asks the platform to issue reissueSysno with reissueArgs
@@ -175,7 +181,45 @@ func (t *Task) ReadPath(addr uintptr) ([]byte, error) {
 }
 
 // Creds are the credentials the task acts with on the sentry's files.
-func (t *Task) Creds() *vfs.Credentials { return &t.k.Opts.Creds }
+func (t *Task) Creds() *vfs.Credentials { return t.creds }
+
+// RefreshCreds re-reads the task's fsuid, fsgid and supplementary groups
+// from the kernel (/proc/TID/status) after a set*id call changed them:
+// the kernel applied its own rules, the sentry takes the outcome.
+func (t *Task) RefreshCreds() {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(t.TID)) + "/status")
+	if err != nil {
+		return
+	}
+	c := &vfs.Credentials{UID: t.creds.UID, GID: t.creds.GID}
+	for _, line := range strings.Split(string(data), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(val)
+		switch key {
+		case "Uid", "Gid":
+			// real, effective, saved, filesystem
+			if len(f) == 4 {
+				if n, err := strconv.ParseUint(f[3], 10, 32); err == nil {
+					if key == "Uid" {
+						c.UID = uint32(n)
+					} else {
+						c.GID = uint32(n)
+					}
+				}
+			}
+		case "Groups":
+			for _, g := range f {
+				if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+					c.Groups = append(c.Groups, uint32(n))
+				}
+			}
+		}
+	}
+	t.creds = c
+}
 
 // CopyOut writes src to the guest at addr: EFAULT unless all of it fits.
 func (t *Task) CopyOut(addr uintptr, src []byte) error {
@@ -307,3 +351,6 @@ func (t *Task) StackBuffer(n int, data []byte) (uintptr, error) {
 	t.stackUsed = t.sp - redZone - addr
 	return addr, nil
 }
+
+// Sysno is the number of the call the task is in.
+func (t *Task) Sysno() uintptr { return t.sysno }

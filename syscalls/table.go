@@ -158,6 +158,17 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_CLONE3, "clone3", Clone3, ptr, num)
 	add(unix.SYS_FORK, "fork", Fork)
 	add(unix.SYS_VFORK, "vfork", Vfork)
+	// Credentials: task.go.
+	for _, c := range []struct {
+		nr   uintptr
+		name string
+	}{
+		{unix.SYS_SETUID, "setuid"}, {unix.SYS_SETGID, "setgid"}, {unix.SYS_SETREUID, "setreuid"},
+		{unix.SYS_SETREGID, "setregid"}, {unix.SYS_SETRESUID, "setresuid"}, {unix.SYS_SETRESGID, "setresgid"},
+		{unix.SYS_SETFSUID, "setfsuid"}, {unix.SYS_SETFSGID, "setfsgid"}, {unix.SYS_SETGROUPS, "setgroups"},
+	} {
+		add(c.nr, c.name, Setid, num, num, num)
+	}
 	// The file system context: fs.go.
 	add(unix.SYS_CHDIR, "chdir", Chdir, path)
 	add(unix.SYS_FCHDIR, "fchdir", Fchdir, fd)

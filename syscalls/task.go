@@ -121,3 +121,16 @@ func Vfork(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	t.SetCloneFlags(unix.CLONE_VM | unix.CLONE_VFORK | uint64(unix.SIGCHLD))
 	return sentry.Pass()
 }
+
+// Setid serves the set*id calls (setuid, setresgid, setgroups,
+// setfsuid, ...): the host applies them with its own rules and the sentry
+// then takes the task's new fsuid, fsgid and groups from the kernel, for
+// its permission checks on the sentry's files.
+func Setid(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return sentry.Observe(t, t.Sysno(), args, setidExit, false)
+}
+
+func setidExit(t *sentry.Task, ret int64) int64 {
+	t.RefreshCreds()
+	return ret
+}

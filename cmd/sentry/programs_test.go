@@ -199,3 +199,17 @@ func testdataCopy(t *testing.T, name string) string {
 func TestIoctlOnTmpfs(t *testing.T) {
 	sameOnBothTmpfs(t, `python3 `+testdataCopy(t, "ioctl.py")+` "$1"`)
 }
+
+// TestNonRootGuestPermissions: a guest that drops to nobody is checked
+// with its own fsuid and groups (read, create, the sticky bit), and what it
+// creates is its own, as on /dev/shm.
+func TestNonRootGuestPermissions(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv not installed (needs util-linux)")
+	}
+	sameOnBothTmpfs(t, `cd "$1" && chmod 1777 . && echo secret > root-only && chmod 600 root-only && mkdir -m 755 rootdir
+setpriv --reuid 65534 --regid 65534 --clear-groups -- sh -c '
+id -u; cat root-only; echo x > rootdir/f; echo y > mine && stat -c "%A %U %G" mine
+rm root-only; mkdir own && chmod 700 own && echo z > own/f && cat own/f; rm -r own mine' 2>&1
+stat -c "%A %U" root-only; ls rootdir`)
+}
