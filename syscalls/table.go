@@ -80,7 +80,7 @@ func NewTable() *sentry.SyscallTable {
 	// Special files: special.go.
 	add(unix.SYS_MKNOD, "mknod", Mknod, path, mode, hex)
 	add(unix.SYS_MKNODAT, "mknodat", Mknodat, fd, path, mode, hex)
-	add(unix.SYS_IOCTL, "ioctl", Ioctl, fd, hex, hex)
+	add(unix.SYS_IOCTL, "ioctl", Ioctl, fd, hex, ptr)
 	// In-kernel copies: copy.go.
 	add(unix.SYS_SENDFILE, "sendfile", Sendfile, fd, fd, ptr, num)
 	add(unix.SYS_COPY_FILE_RANGE, "copy_file_range", CopyFileRange, fd, ptr, fd, ptr, num, hex)
