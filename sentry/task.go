@@ -354,3 +354,6 @@ func (t *Task) StackBuffer(n int, data []byte) (uintptr, error) {
 
 // Sysno is the number of the call the task is in.
 func (t *Task) Sysno() uintptr { return t.sysno }
+
+// SetCreds replaces the task's credentials (as commit_creds).
+func (t *Task) SetCreds(c vfs.Credentials) { t.creds = &c }

@@ -1094,7 +1094,7 @@ func (z *fuzzRun) finish() {
 	}
 
 	// Remove everything as root (chmod may have locked the user out).
-	h.k.Opts.Creds = vfs.Credentials{}
+	h.k.Task(h.tid).SetCreds(vfs.Credentials{})
 	root := z.openDir(unix.AT_FDCWD, z.m.pathAddr(pi(fm)))
 	z.removeAll(root, h.fs.Root(), 0)
 	z.call(unix.SYS_CLOSE, uintptr(root))
