@@ -213,3 +213,9 @@ id -u; cat root-only; echo x > rootdir/f; echo y > mine && stat -c "%A %U %G" mi
 rm root-only; mkdir own && chmod 700 own && echo z > own/f && cat own/f; rm -r own mine' 2>&1
 stat -c "%A %U" root-only; ls rootdir`)
 }
+
+// TestFallocateOnTmpfs: fallocate's modes, sizes, blocks, holes punched,
+// and errors, as on /dev/shm.
+func TestFallocateOnTmpfs(t *testing.T) {
+	sameOnBothTmpfs(t, `python3 `+testdataCopy(t, "fallocate.py")+` "$1"`)
+}

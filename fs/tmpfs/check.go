@@ -171,7 +171,7 @@ func checkData(i *inode) (int64, error) {
 		if i.size < 0 {
 			return 0, fmt.Errorf("inode %d: negative size %d", i.ino, i.size)
 		}
-		end := pagesFor(i.size)
+		end := max(pagesFor(i.size), i.allocEnd)
 		for idx, pg := range i.pages {
 			if pg == nil || idx < 0 || idx >= end {
 				return 0, fmt.Errorf("inode %d: page %d held past the size %d", i.ino, idx, i.size)

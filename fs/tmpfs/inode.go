@@ -58,6 +58,9 @@ type inode struct {
 	// pages holds a regular file's data by page index; an absent page is
 	// a hole and reads as zeros. Only pages below the size exist.
 	pages map[int64]*page
+	// allocEnd is the page index past the last page fallocate allocated
+	// (pages past the size may be held there, FALLOC_FL_KEEP_SIZE).
+	allocEnd int64
 	// target is a symlink's target; symPage tells whether it occupies a
 	// page (longer than shortSymlinkLen) rather than being inline.
 	target  string

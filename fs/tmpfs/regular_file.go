@@ -179,8 +179,11 @@ func (i *inode) Truncate(size int64, fromOpen bool) error {
 	now := nowNanos()
 	i.mu.Lock()
 	var freed int64
-	if size < i.size {
+	if size <= i.size {
+		// shmem_setattr truncates everything past a size that does not
+		// grow, pages fallocate kept past the end included.
 		freed = i.truncatePagesLocked(size)
+		i.allocEnd = 0
 	}
 	i.size = size
 	i.mtime, i.ctime = now, now

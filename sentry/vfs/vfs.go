@@ -169,3 +169,10 @@ type AttrSetter interface {
 type Mknoder interface {
 	Mknod(name string, mode uint32, c *Credentials) (Dentry, error)
 }
+
+// Allocator is a regular file's fallocate: Allocate for mode 0 and
+// FALLOC_FL_KEEP_SIZE, PunchHole for FALLOC_FL_PUNCH_HOLE|KEEP_SIZE.
+type Allocator interface {
+	Allocate(off, length int64, keepSize bool, c *Credentials) error
+	PunchHole(off, length int64, c *Credentials) error
+}
