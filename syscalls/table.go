@@ -82,6 +82,7 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_MKNODAT, "mknodat", Mknodat, fd, path, mode, hex)
 	add(unix.SYS_IOCTL, "ioctl", Ioctl, fd, hex, ptr)
 	add(unix.SYS_FALLOCATE, "fallocate", Fallocate, fd, hex, num, num)
+	add(unix.SYS_FLOCK, "flock", Flock, fd, hex)
 	// In-kernel copies: copy.go.
 	add(unix.SYS_SENDFILE, "sendfile", Sendfile, fd, fd, ptr, num)
 	add(unix.SYS_COPY_FILE_RANGE, "copy_file_range", CopyFileRange, fd, ptr, fd, ptr, num, hex)
@@ -145,7 +146,7 @@ func NewTable() *sentry.SyscallTable {
 		nr   uintptr
 		name string
 	}{
-		{unix.SYS_FLOCK, "flock"}, {unix.SYS_GETDENTS, "getdents"},
+		{unix.SYS_GETDENTS, "getdents"},
 		{unix.SYS_FSETXATTR, "fsetxattr"}, {unix.SYS_FREMOVEXATTR, "fremovexattr"}, {unix.SYS_SYNC_FILE_RANGE, "sync_file_range"},
 		{unix.SYS_READAHEAD, "readahead"},
 	} {

@@ -219,3 +219,14 @@ stat -c "%A %U" root-only; ls rootdir`)
 func TestFallocateOnTmpfs(t *testing.T) {
 	sameOnBothTmpfs(t, `python3 `+testdataCopy(t, "fallocate.py")+` "$1"`)
 }
+
+// TestFlockOnTmpfs: flock(1) and flock(2) on a tmpfs file between guest
+// processes: exclusive and shared locks, LOCK_NB refusals, a blocked flock
+// that waits for the holder, locks shared through dup and released by the
+// last close, as on /dev/shm.
+func TestFlockOnTmpfs(t *testing.T) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("flock not installed (needs util-linux)")
+	}
+	sameOnBothTmpfs(t, `sh `+testdataCopy(t, "flock.sh")+` "$1"`)
+}

@@ -47,6 +47,9 @@ func (fd *FileDescription) DecRef() bool {
 	if n < 0 {
 		panic("vfs: FileDescription reference count below zero")
 	}
+	if fd.Mount != nil && fd.Mount.Flocks != nil {
+		fd.Mount.Flocks.Release(fd)
+	}
 	fd.Inode.DecRef()
 	return true
 }

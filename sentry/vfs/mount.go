@@ -14,6 +14,9 @@ type Mount struct {
 	// Source, Options and SuperOptions are what /proc/self/mountinfo
 	// shows for the mount.
 	Source, Options, SuperOptions string
+	// Flocks are the flock(2) locks on the mount's files (nil: none
+	// taken yet).
+	Flocks *FlockTable
 }
 
 // Filesystem is what a mount needs of its file system beyond the tree.

@@ -1,0 +1,74 @@
+package syscalls
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry"
+)
+
+// lockMand is LOCK_MAND.
+const lockMand = 32
+
+// flockRetryNS is how long a blocked flock sleeps before trying again.
+const flockRetryNS = 1000000
+
+// Flock is flock(fd, operation) on a virtual fd, with the locks in the
+// mount's FlockTable: EINVAL for an unknown operation, EWOULDBLOCK with
+// LOCK_NB when another description holds a conflicting lock. Without
+// LOCK_NB the guest waits: the call becomes a short nanosleep after which
+// the guest issues the flock again, until it gets the lock; a signal that
+// interrupts the sleep makes flock return EINTR, as a blocked flock does.
+func Flock(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	f := t.FDTable().Get(int32(args[0]))
+	if f == nil {
+		return sentry.Pass()
+	}
+	defer f.DecRef()
+	if f.IsPath() {
+		return sentry.Err(unix.EBADF)
+	}
+	op := int(args[1])
+	if op&lockMand != 0 {
+		// LOCK_MAND is gone: Linux warns once and succeeds.
+		return sentry.Ret(0)
+	}
+	cmd := op &^ unix.LOCK_NB
+	if cmd != unix.LOCK_SH && cmd != unix.LOCK_EX && cmd != unix.LOCK_UN {
+		return sentry.Err(unix.EINVAL)
+	}
+	if f.Mount == nil || f.Mount.Flocks == nil {
+		return sentry.Err(errUnserved)
+	}
+	err := f.Mount.Flocks.Flock(f, cmd)
+	if err == nil {
+		return sentry.Ret(0)
+	}
+	if err != unix.EWOULDBLOCK || op&unix.LOCK_NB != 0 {
+		return sentry.ErrOf(err)
+	}
+	var ts [16]byte
+	binary.LittleEndian.PutUint64(ts[8:], flockRetryNS)
+	addr, serr := t.StackBuffer(len(ts), ts[:])
+	if serr != nil {
+		return sentry.ErrOf(serr)
+	}
+	s := t.Scratch()
+	*s = sentry.Scratch{Args: *args}
+	return sentry.RewriteTo(t, unix.SYS_NANOSLEEP, platform.SyscallArgs{addr, 0}, flockWaitExit)
+}
+
+// flockWaitExit retries the flock after a full sleep, or reports the
+// interruption.
+func flockWaitExit(t *sentry.Task, ret int64) int64 {
+	s := t.Scratch()
+	args := s.Args
+	*s = sentry.Scratch{}
+	if ret < 0 {
+		return -int64(unix.EINTR)
+	}
+	t.SetReissue(unix.SYS_FLOCK, args)
+	return ret
+}
