@@ -63,6 +63,7 @@ func dupExit(t *sentry.Task, ret int64) int64 {
 	}
 	if old != nil {
 		// dup2 closes what newfd held (do_dup2 -> filp_close).
+		fdt.ReleaseRecordLocks(old)
 		old.DecRef()
 	}
 	return ret
@@ -90,6 +91,8 @@ func Fcntl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		return sentry.Observe(t, unix.SYS_FCNTL, args, setfdExit, true)
 	case unix.F_GETFD:
 		return sentry.PassServed()
+	case unix.F_GETLK, unix.F_SETLK, unix.F_SETLKW, fOFDGetlk, fOFDSetlk, fOFDSetlkw:
+		return recordLock(t, args, cmd)
 	case unix.F_GETFL:
 		f := fdt.Get(fd)
 		defer f.DecRef()

@@ -150,7 +150,7 @@ func newMounts(specs []mountSpec) []*vfs.Mount {
 			super = "rw,size=" + strconv.FormatInt(s.size/1024, 10) + "k,nr_inodes=" + strconv.FormatInt(inodes, 10) +
 				",mode=" + strconv.FormatUint(uint64(s.mode), 8)
 		}
-		out = append(out, &vfs.Mount{Point: s.point, Root: fs.Root(), ID: uint64(1<<20 + i), FS: fs, Flocks: vfs.NewFlockTable(),
+		out = append(out, &vfs.Mount{Point: s.point, Root: fs.Root(), ID: uint64(1<<20 + i), FS: fs, Flocks: vfs.NewFlockTable(), Records: vfs.NewRecordLocks(),
 			Source: src, Options: opts, SuperOptions: super})
 	}
 	return out

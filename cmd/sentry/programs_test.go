@@ -230,3 +230,11 @@ func TestFlockOnTmpfs(t *testing.T) {
 	}
 	sameOnBothTmpfs(t, `sh `+testdataCopy(t, "flock.sh")+` "$1"`)
 }
+
+// TestRecordLocksOnTmpfs: fcntl POSIX and OFD record locks between guest
+// processes: conflicts, F_GETLK, a blocked F_SETLKW that waits, splitting,
+// release by any close of the file, OFD locks released by the last close,
+// and the errors, as on /dev/shm.
+func TestRecordLocksOnTmpfs(t *testing.T) {
+	sameOnBothTmpfs(t, `python3 `+testdataCopy(t, "locks.py")+` "$1"`)
+}

@@ -50,6 +50,10 @@ func (fd *FileDescription) DecRef() bool {
 	if fd.Mount != nil && fd.Mount.Flocks != nil {
 		fd.Mount.Flocks.Release(fd)
 	}
+	if fd.Mount != nil && fd.Mount.Records != nil {
+		// OFD locks belong to the description (locks_remove_file).
+		fd.Mount.Records.ReleaseOwner(fd.Inode, fd)
+	}
 	fd.Inode.DecRef()
 	return true
 }

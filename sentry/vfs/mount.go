@@ -17,6 +17,8 @@ type Mount struct {
 	// Flocks are the flock(2) locks on the mount's files (nil: none
 	// taken yet).
 	Flocks *FlockTable
+	// Records are the fcntl record locks on the mount's files.
+	Records *RecordLocks
 }
 
 // Filesystem is what a mount needs of its file system beyond the tree.
