@@ -22,7 +22,10 @@ tar cf x.tar a && mkdir d && tar xf x.tar -C d && ls -laR d | sed 's/ [A-Z][a-z]
 du -s a; mv c e; ls -a; rm -r e a; ls -a
 printf 'x%.0s' $(seq 1 5000) > big; wc -c < big; truncate -s 100 big; stat -c '%s %b' big
 mkdir -p "deep/$(printf 'x%.0s' $(seq 1 200))"; ls deep | wc -c
-rm -rf deep big x.tar d; ls -a; echo done
+rm -rf deep big x.tar d; ls -a
+mkdir t && (cd t && for i in $(seq 1 1000); do echo $i > f$i; done) && tar cf t.tar t && mkdir u && tar xf t.tar -C u
+diff -r t u/t && ls u/t | wc -l && du -s t u | cut -f1 && rm -r t u t.tar
+echo done
 `
 
 // TestCoreutilsSameAsNative runs the script on a kernel tmpfs and on the
