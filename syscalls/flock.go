@@ -49,26 +49,32 @@ func Flock(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if err != unix.EWOULDBLOCK || op&unix.LOCK_NB != 0 {
 		return sentry.ErrOf(err)
 	}
-	var ts [16]byte
-	binary.LittleEndian.PutUint64(ts[8:], flockRetryNS)
-	addr, serr := t.StackBuffer(len(ts), ts[:])
-	if serr != nil {
-		return sentry.ErrOf(serr)
-	}
-	s := t.Scratch()
-	*s = sentry.Scratch{Args: *args}
-	return sentry.RewriteTo(t, unix.SYS_NANOSLEEP, platform.SyscallArgs{addr, 0}, flockWaitExit)
+	return waitAndReissue(t, unix.SYS_FLOCK, args)
 }
 
-// flockWaitExit retries the flock after a full sleep, or reports the
-// interruption.
-func flockWaitExit(t *sentry.Task, ret int64) int64 {
+// waitAndReissue makes a call that must block for a lock the sentry
+// holds wait: it becomes a short nanosleep after which the guest issues
+// sysno with args again; a signal that interrupts the sleep makes the call
+// return EINTR, as a blocked lock call does.
+func waitAndReissue(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs) sentry.Result {
+	var ts [16]byte
+	binary.LittleEndian.PutUint64(ts[8:], flockRetryNS)
+	addr, err := t.StackBuffer(len(ts), ts[:])
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
 	s := t.Scratch()
-	args := s.Args
+	*s = sentry.Scratch{Args: *args, Aux: uint64(sysno)}
+	return sentry.RewriteTo(t, unix.SYS_NANOSLEEP, platform.SyscallArgs{addr, 0}, waitExit)
+}
+
+func waitExit(t *sentry.Task, ret int64) int64 {
+	s := t.Scratch()
+	sysno, args := uintptr(s.Aux), s.Args
 	*s = sentry.Scratch{}
 	if ret < 0 {
 		return -int64(unix.EINTR)
 	}
-	t.SetReissue(unix.SYS_FLOCK, args)
+	t.SetReissue(sysno, args)
 	return ret
 }

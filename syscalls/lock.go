@@ -122,24 +122,5 @@ func recordLock(t *sentry.Task, args *platform.SyscallArgs, cmd int) sentry.Resu
 		return sentry.ErrOf(err)
 	}
 	// Wait, as flock does: sleep a little and issue the call again.
-	var ts [16]byte
-	binary.LittleEndian.PutUint64(ts[8:], flockRetryNS)
-	addr, serr := t.StackBuffer(len(ts), ts[:])
-	if serr != nil {
-		return sentry.ErrOf(serr)
-	}
-	s := t.Scratch()
-	*s = sentry.Scratch{Args: *args, FD: unix.SYS_FCNTL}
-	return sentry.RewriteTo(t, unix.SYS_NANOSLEEP, platform.SyscallArgs{addr, 0}, lockWaitExit)
-}
-
-func lockWaitExit(t *sentry.Task, ret int64) int64 {
-	s := t.Scratch()
-	args := s.Args
-	*s = sentry.Scratch{}
-	if ret < 0 {
-		return -int64(unix.EINTR)
-	}
-	t.SetReissue(unix.SYS_FCNTL, args)
-	return ret
+	return waitAndReissue(t, unix.SYS_FCNTL, args)
 }
