@@ -21,23 +21,11 @@ func setAttrAt(t *sentry.Task, dirfd int32, pathAddr uintptr, follow, emptyOK bo
 	} else {
 		r, err = resolveAt(t, dirfd, pathAddr, follow, emptyOK)
 	}
-	if err != nil {
-		return sentry.ErrOf(err)
+	d, res, ok := existing(r, err)
+	if !ok {
+		return res
 	}
-	if r.file != nil {
-		defer r.file.DecRef()
-		return setAttr(t, r.file.Inode, a)
-	}
-	if r.host {
-		return sentry.Pass()
-	}
-	if r.Dentry == nil {
-		return sentry.Err(unix.ENOENT)
-	}
-	if r.TrailingSlash && r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
-		return sentry.Err(unix.ENOTDIR)
-	}
-	return setAttr(t, r.Dentry.Inode(), a)
+	return setAttr(t, d.Inode(), a)
 }
 
 func setAttr(t *sentry.Task, ino vfs.Inode, a *vfs.Attr) sentry.Result {
@@ -152,9 +140,16 @@ const (
 )
 
 // timesAttr reads struct timespec[2] (NULL: both now), as
-// do_utimensat: nanoseconds outside [0, 1e9) other than the two specials
-// are EINVAL.
+// do_utimensat: nanoseconds outside [0, 1e9) other than UTIME_NOW and
+// UTIME_OMIT are EINVAL.
 func timesAttr(t *sentry.Task, addr uintptr) (*vfs.Attr, error) {
+	return readTimes(t, addr, 1, true)
+}
+
+// readTimes reads two {seconds, fraction} pairs, the fraction counting
+// units nanoseconds (timespec: 1, timeval: 1000), with the UTIME_*
+// specials only for timespecs; NULL means both now.
+func readTimes(t *sentry.Task, addr uintptr, unit int64, specials bool) (*vfs.Attr, error) {
 	a := &vfs.Attr{Mask: vfs.AttrAtime | vfs.AttrMtime}
 	if addr == 0 {
 		a.AtimeNow, a.MtimeNow = true, true
@@ -166,20 +161,20 @@ func timesAttr(t *sentry.Task, addr uintptr) (*vfs.Attr, error) {
 	}
 	for i := 0; i < 2; i++ {
 		sec := int64(binary.LittleEndian.Uint64(b[16*i:]))
-		nsec := int64(binary.LittleEndian.Uint64(b[16*i+8:]))
+		frac := int64(binary.LittleEndian.Uint64(b[16*i+8:]))
 		bit, now, val := uint32(vfs.AttrAtime), &a.AtimeNow, &a.Atime
 		if i == 1 {
 			bit, now, val = vfs.AttrMtime, &a.MtimeNow, &a.Mtime
 		}
 		switch {
-		case nsec == utimeOmit:
+		case specials && frac == utimeOmit:
 			a.Mask &^= bit
-		case nsec == utimeNow:
+		case specials && frac == utimeNow:
 			*now = true
-		case nsec < 0 || nsec >= 1e9:
+		case frac < 0 || frac >= 1e9/unit:
 			return nil, unix.EINVAL
 		default:
-			*val = sec*1e9 + nsec
+			*val = sec*1e9 + frac*unit
 		}
 	}
 	return a, nil
@@ -229,28 +224,7 @@ func Utimensat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // timevalsAttr reads struct timeval[2] (NULL: both now) for utimes and
 // futimesat: microseconds outside [0, 1e6) are EINVAL.
 func timevalsAttr(t *sentry.Task, addr uintptr) (*vfs.Attr, error) {
-	a := &vfs.Attr{Mask: vfs.AttrAtime | vfs.AttrMtime}
-	if addr == 0 {
-		a.AtimeNow, a.MtimeNow = true, true
-		return a, nil
-	}
-	var b [32]byte
-	if err := t.CopyIn(addr, b[:]); err != nil {
-		return nil, unix.EFAULT
-	}
-	for i := 0; i < 2; i++ {
-		sec := int64(binary.LittleEndian.Uint64(b[16*i:]))
-		usec := int64(binary.LittleEndian.Uint64(b[16*i+8:]))
-		if usec < 0 || usec >= 1e6 {
-			return nil, unix.EINVAL
-		}
-		if i == 0 {
-			a.Atime = sec*1e9 + usec*1e3
-		} else {
-			a.Mtime = sec*1e9 + usec*1e3
-		}
-	}
-	return a, nil
+	return readTimes(t, addr, 1000, false)
 }
 
 // Utimes is utimes(path, times).

@@ -123,21 +123,11 @@ func readlinkat(t *sentry.Task, dirfd int32, pathAddr, buf uintptr, size int64) 
 	if target, ok := procLinkTarget(t, pathAddr); ok {
 		return copyLink(t, target, buf, size)
 	}
-	r, err := resolveAt(t, dirfd, pathAddr, false, true)
-	if err != nil {
-		return sentry.ErrOf(err)
+	d, res, ok := existing(resolveAt(t, dirfd, pathAddr, false, true))
+	if !ok {
+		return res
 	}
-	if r.file != nil {
-		defer r.file.DecRef()
-		r.Dentry = r.file.Dentry
-	}
-	if r.host {
-		return sentry.Pass()
-	}
-	if r.Dentry == nil {
-		return sentry.Err(unix.ENOENT)
-	}
-	target, err := r.Dentry.Inode().Readlink()
+	target, err := d.Inode().Readlink()
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -319,27 +309,14 @@ func faccessat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode, flags uint32
 	if mode&^7 != 0 || flags&^(unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	r, err := resolveAt(t, dirfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
-	if err != nil {
-		return sentry.ErrOf(err)
-	}
-	if r.file != nil {
-		defer r.file.DecRef()
-		r.Dentry = r.file.Dentry
-	}
-	if r.host {
-		return sentry.Pass()
-	}
-	if r.Dentry == nil {
-		return sentry.Err(unix.ENOENT)
-	}
-	if r.TrailingSlash && r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
-		return sentry.Err(unix.ENOTDIR)
+	d, res, ok := existing(resolveAt(t, dirfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0))
+	if !ok {
+		return res
 	}
 	if mode == 0 {
 		return sentry.Ret(0)
 	}
-	return retErr(r.Dentry.Inode().CheckPermission(t.Creds(), mode))
+	return retErr(d.Inode().CheckPermission(t.Creds(), mode))
 }
 
 // Truncate is truncate(path, length), as do_sys_truncate: EINVAL for a

@@ -209,3 +209,27 @@ func procFDLink(t *sentry.Task, p string) (*vfs.FileDescription, string, bool) {
 	}
 	return f, rest, true
 }
+
+// existing takes a resolution for calls that act on an existing sentry
+// file in place (readlink, access, chmod, ...): ok is false with res the
+// answer when the resolution failed, the host must serve the call, or the
+// file does not exist (ENOENT); a trailing slash on a non-directory is
+// ENOTDIR (the walk's LOOKUP_DIRECTORY).
+func existing(r resolved, err error) (d vfs.Dentry, res sentry.Result, ok bool) {
+	switch {
+	case err != nil:
+		return nil, sentry.ErrOf(err), false
+	case r.file != nil:
+		// The table's reference keeps the file alive after ours goes.
+		d = r.file.Dentry
+		r.file.DecRef()
+		return d, res, true
+	case r.host:
+		return nil, sentry.Pass(), false
+	case r.Dentry == nil:
+		return nil, sentry.Err(unix.ENOENT), false
+	case r.TrailingSlash && r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR:
+		return nil, sentry.Err(unix.ENOTDIR), false
+	}
+	return r.Dentry, res, true
+}

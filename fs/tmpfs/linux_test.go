@@ -585,7 +585,7 @@ func trunc(b []byte) []byte {
 func requireShm(t *testing.T) {
 	var st unix.Statfs_t
 	if err := unix.Statfs("/dev/shm", &st); err != nil || st.Type != unix.TMPFS_MAGIC {
-		t.Skip("/dev/shm is not a tmpfs: the differential tests require Linux's tmpfs there")
+		t.Skip("/dev/shm is not a tmpfs: the differential test requires Linux's tmpfs there to compare against")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("differential tests switch fsuid and chown, which needs root")
