@@ -21,6 +21,10 @@ const (
 	// (possibly the same call, to observe its result); the Supervisor's
 	// SyscallExit sees the host's return value and may replace it.
 	Rewrite
+	// Responded says the call was already answered while it was served
+	// (an Injector.InstallFD that completed it): the platform does
+	// nothing more.
+	Responded
 )
 
 // Result is a Supervisor's decision for one trapped call.
@@ -67,4 +71,35 @@ type Supervisor interface {
 	Exec(tid, formerTID int32)
 	// Exit is called when thread tid has exited.
 	Exit(tid int32)
+}
+
+// NotifySupervisor is a Supervisor that can also serve calls a platform
+// reports without stopping the guest in a debugger stop (seccomp user
+// notification). Such a call's registers cannot be changed: its handler
+// must finish it with Passthrough or Done, and when it needs the guest's
+// descriptor table changed it asks the platform's Injector.
+type NotifySupervisor interface {
+	Supervisor
+	// SyscallNotify is Syscall for a notified call; id names the
+	// notification for the Injector. Rewrite is not a valid answer.
+	SyscallNotify(tid int32, sysno uintptr, args *SyscallArgs, id uint64) Result
+	// SetInjector gives the supervisor the platform's Injector before the
+	// first notified call.
+	SetInjector(Injector)
+}
+
+// Injector changes a guest's descriptor table from outside, for a call
+// reported by notification (seccomp's SECCOMP_IOCTL_NOTIF_ADDFD).
+type Injector interface {
+	// InstallFD puts a copy of the sentry's fd into the table of the
+	// guest that made call id: at target when target >= 0 (replacing
+	// what is there, as dup2), else at the lowest free number. With
+	// complete, the call returns the new number at the same time (the
+	// guest resumes at once), so the caller must have done everything
+	// else first. It returns the guest's number.
+	InstallFD(id uint64, fd int, target int32, cloexec, complete bool) (int32, error)
+	// Valid reports whether call id is still waiting for its answer: the
+	// guest thread has not died or been interrupted meanwhile, so what
+	// the sentry read of its memory belongs to that call.
+	Valid(id uint64) bool
 }

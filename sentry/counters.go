@@ -12,6 +12,7 @@ const (
 	CounterFstat            = "fstat"
 	CounterFstatatShortcut  = "newfstatat.empty_path_shortcut"
 	CounterFstatatLookup    = "newfstatat.lookup"
+	CounterNotifyRewrite    = "unotify.rewrite_refused"
 	counterSyscallPrefix    = "syscall."
 	counterEmulatedSuffix   = ".emulated"
 	counterPassthroughSuffx = ".passthrough"
@@ -30,6 +31,9 @@ type Counters struct {
 	Fstat           atomic.Uint64
 	FstatatShortcut atomic.Uint64
 	FstatatLookup   atomic.Uint64
+	// NotifyRewrite counts notified calls whose handler wanted a register
+	// rewrite (a sentry bug: they fail with ENOSYS).
+	NotifyRewrite atomic.Uint64
 
 	emulated    [MaxSyscall]atomic.Uint64
 	passthrough [MaxSyscall]atomic.Uint64
@@ -46,6 +50,9 @@ func (c *Counters) Snapshot(table *SyscallTable) map[string]uint64 {
 		CounterFstat:           c.Fstat.Load(),
 		CounterFstatatShortcut: c.FstatatShortcut.Load(),
 		CounterFstatatLookup:   c.FstatatLookup.Load(),
+	}
+	if n := c.NotifyRewrite.Load(); n > 0 {
+		m[CounterNotifyRewrite] = n
 	}
 	for nr := range table {
 		s := &table[nr]

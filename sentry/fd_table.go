@@ -76,6 +76,29 @@ func (t *FDTable) Install(fd int32, file *vfs.FileDescription, cloexec bool) *vf
 	return nil
 }
 
+// InstallWith puts file at the number alloc returns, taking a reference,
+// with the table locked throughout: alloc gives the guest the number (a
+// notifying platform's ADDFD, which may resume the guest at once), and no
+// other guest thread's call can look the number up before the entry
+// exists. It returns the number and the description the number held
+// before (the caller releases it).
+func (t *FDTable) InstallWith(alloc func() (int32, error), file *vfs.FileDescription, cloexec bool) (int32, *vfs.FileDescription, error) {
+	t.mu.Lock()
+	fd, err := alloc()
+	if err != nil {
+		t.mu.Unlock()
+		return -1, nil, err
+	}
+	file.IncRef()
+	old, had := t.entries[fd]
+	t.entries[fd] = fdEntry{file: file, cloexec: cloexec}
+	t.mu.Unlock()
+	if had {
+		return fd, old.file, nil
+	}
+	return fd, nil, nil
+}
+
 // Remove drops fd and returns its description, whose table reference the
 // caller now owns; nil if fd was not a virtual fd.
 func (t *FDTable) Remove(fd int32) *vfs.FileDescription {

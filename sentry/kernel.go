@@ -63,6 +63,9 @@ type Kernel struct {
 	VFS      *vfs.VirtualFilesystem
 
 	table *SyscallTable
+	// inj is the platform's Injector when calls are served by
+	// notification (nil on ptrace).
+	inj platform.Injector
 
 	mu    sync.Mutex
 	tasks map[int32]*Task
@@ -93,6 +96,63 @@ func (k *Kernel) Task(tid int32) *Task {
 	return t
 }
 
+// SetInjector implements platform.NotifySupervisor.SetInjector.
+func (k *Kernel) SetInjector(inj platform.Injector) { k.inj = inj }
+
+// SyscallNotify implements platform.NotifySupervisor.SyscallNotify: a call
+// of the table's notify set (Syscall.Notify), whose handler finishes it
+// without changing registers. A path the sentry resolved back to the host
+// cannot be handed to the host's call (no register can point at it), so
+// the table's NotifyHost serves such calls on the host itself.
+func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallArgs, id uint64) platform.Result {
+	t := k.Task(tid)
+	if t == nil || sysno >= MaxSyscall || k.table[sysno].Fn == nil {
+		return platform.Result{}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.notifID = id
+	t.notify = true
+	defer func() { t.notify = false }()
+	t.sysno = sysno
+	t.exit = nil
+	t.sp, t.stackUsed, t.nredirect = 0, 0, 0
+	res := k.table[sysno].Fn(t, args)
+	if t.nredirect > 0 && res.Action == platform.Passthrough {
+		if host := k.table[sysno].Host; host != nil {
+			res = host(t, args, t.hostPath)
+		} else {
+			res = Result{Result: platform.Result{Action: platform.Rewrite}}
+		}
+	}
+	if res.Action == platform.Rewrite {
+		// A handler of the notify set asked for what only a stop can
+		// do: a sentry bug, reported as such rather than run wrongly.
+		k.Counters.NotifyRewrite.Add(1)
+		res = Err(unix.ENOSYS)
+	}
+	if k.Opts.FaultErrno != 0 && sysno == k.Opts.FaultSysno && res.Served && res.Action == platform.Done {
+		res.Ret = -int64(k.Opts.FaultErrno)
+	}
+	if res.Served {
+		k.Counters.emulated[sysno].Add(1)
+	} else {
+		k.Counters.passthrough[sysno].Add(1)
+	}
+	if len(t.deferred) > 0 {
+		t.runTaskWork()
+	}
+	if k.Opts.Strace != nil {
+		ret := res.Ret
+		if res.Action == platform.Passthrough {
+			// The host's result is not seen on this platform.
+			ret = retUnknown
+		}
+		k.trace(t, sysno, k.decodeArgs(t, sysno, args), ret, res.Served)
+	}
+	return res.Result
+}
+
 // Syscall implements platform.Supervisor.Syscall: dispatch through the
 // table, count, run task work before the task goes back to the guest.
 func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, sp uintptr) platform.Result {
@@ -102,6 +162,11 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		// unless the platform lost an event) runs on the host.
 		return platform.Result{}
 	}
+	// Another platform thread may have served this thread's previous
+	// call (notification); the lock orders the two for the race detector
+	// as the guest's own order does for the kernel.
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.sysno = sysno
 	t.exit = nil
 	t.sp, t.stackUsed, t.nredirect = sp, 0, 0
@@ -177,6 +242,8 @@ func (k *Kernel) SyscallExit(tid int32, ret int64) int64 {
 	if t == nil {
 		return ret
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.exit != nil {
 		exit := t.exit
 		t.exit = nil
@@ -194,7 +261,12 @@ func (k *Kernel) SyscallExit(tid int32, ret int64) int64 {
 // Reissue implements platform.Supervisor.Reissue.
 func (k *Kernel) Reissue(tid int32) (uintptr, *platform.SyscallArgs, bool) {
 	t := k.Task(tid)
-	if t == nil || !t.reissue {
+	if t == nil {
+		return 0, nil, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.reissue {
 		return 0, nil, false
 	}
 	t.reissue = false
@@ -205,10 +277,8 @@ func (k *Kernel) Reissue(tid int32) (uintptr, *platform.SyscallArgs, bool) {
 // parent's descriptor table and fs context as the clone flags the parent
 // passed say (copy_files, copy_fs).
 func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	parent := k.tasks[parentTID]
 	child := &Task{k: k, TID: childTID}
+	parent := k.Task(parentTID)
 	if parent == nil {
 		c := k.Opts.Creds
 		child.creds = &c
@@ -217,6 +287,7 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		child.fdt = newFDTable()
 		child.fs = &FSContext{users: 1, cwd: vfs.Location{Host: k.Opts.Cwd}, umask: k.Opts.Umask & 0777}
 	} else {
+		parent.mu.Lock()
 		flags := parent.cloneFlags
 		parent.cloneFlags = 0
 		// Credentials are copied (copy_creds); they are immutable once
@@ -248,9 +319,12 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		} else {
 			child.fs = parent.fs.fork()
 		}
+		parent.mu.Unlock()
 	}
+	k.mu.Lock()
 	child.TG.tasks[childTID] = child
 	k.tasks[childTID] = child
+	k.mu.Unlock()
 }
 
 // Exec implements platform.Supervisor.Exec: the other threads are gone, the
@@ -263,18 +337,25 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 		k.mu.Unlock()
 		return
 	}
+	var gone []*Task
 	for otid, o := range t.TG.tasks {
 		if o != t {
-			k.removeTaskLocked(o)
+			gone = append(gone, o)
+			k.unlinkTaskLocked(o)
 		}
 		delete(t.TG.tasks, otid)
 	}
 	delete(k.tasks, formerTID)
-	t.TID = tid
 	t.TG.tasks[tid] = t
 	k.tasks[tid] = t
 	k.mu.Unlock()
+	for _, o := range gone {
+		o.release()
+	}
 
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.TID = tid
 	if t.fdt.Shared() {
 		n := t.fdt.Fork()
 		t.fdt.DecUsers()
@@ -290,22 +371,32 @@ func (k *Kernel) Exit(tid int32) {
 	k.mu.Lock()
 	t := k.tasks[tid]
 	if t != nil {
-		k.removeTaskLocked(t)
+		k.unlinkTaskLocked(t)
 	}
 	k.mu.Unlock()
+	if t != nil {
+		t.release()
+	}
 }
 
-// removeTaskLocked drops t and its uses of shared state (exit_files,
-// exit_fs). k.mu is held.
-func (k *Kernel) removeTaskLocked(t *Task) {
+// unlinkTaskLocked drops t from the kernel's maps. k.mu is held.
+func (k *Kernel) unlinkTaskLocked(t *Task) {
 	if k.tasks[t.TID] == t {
 		delete(k.tasks, t.TID)
 	}
 	if t.TG.tasks[t.TID] == t {
 		delete(t.TG.tasks, t.TID)
 	}
+}
+
+// release drops t's uses of shared state (exit_files, exit_fs) once it is
+// gone. k.mu must not be held: a serving thread may still hold t.mu and
+// want it.
+func (t *Task) release() {
+	t.mu.Lock()
 	t.runTaskWork()
 	t.fdt.DecUsers()
+	t.mu.Unlock()
 }
 
 // Shutdown releases every task's files once the guest is gone.
@@ -317,9 +408,14 @@ func (k *Kernel) Shutdown() {
 	}
 	k.fifoMu.Unlock()
 	k.mu.Lock()
-	defer k.mu.Unlock()
+	var gone []*Task
 	for _, t := range k.tasks {
-		k.removeTaskLocked(t)
+		gone = append(gone, t)
+		k.unlinkTaskLocked(t)
+	}
+	k.mu.Unlock()
+	for _, t := range gone {
+		t.release()
 	}
 }
 

@@ -10,6 +10,10 @@ import (
 	"sentry/platform"
 )
 
+// retUnknown stands for a host result the platform does not report (a call
+// passed through by notification).
+const retUnknown = -1 << 63
+
 // trace logs one completed call (--strace). It runs only when tracing is
 // on; the hot path never gets here otherwise.
 func (k *Kernel) trace(t *Task, sysno uintptr, args string, ret int64, served bool) {
@@ -18,7 +22,9 @@ func (k *Kernel) trace(t *Task, sysno uintptr, args string, ret int64, served bo
 		zap.String("syscall", k.table[sysno].Name),
 		zap.String("args", args),
 	}
-	if ret < 0 && ret > -4096 {
+	if ret == retUnknown {
+		fields = append(fields, zap.String("ret", "?"))
+	} else if ret < 0 && ret > -4096 {
 		e := unix.Errno(-ret)
 		fields = append(fields, zap.Int64("ret", -1), zap.String("errno", unix.ErrnoName(e)), zap.String("error", e.Error()))
 	} else {

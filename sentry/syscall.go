@@ -31,17 +31,41 @@ const (
 	ArgFcntlCmd
 )
 
+// HostFn serves a notified call on the host for the guest, with hostPath
+// for the guest's path (the sentry resolved it through one of its mounts
+// back to the host).
+type HostFn func(t *Task, args *platform.SyscallArgs, hostPath string) Result
+
 // Syscall is one entry of the table: its name, handler and how to print
 // its arguments.
 type Syscall struct {
 	Name string
 	Fn   SyscallFn
 	Args []ArgKind
+	// Notify marks a call a notifying platform may report without a stop:
+	// Fn never rewrites it, and Host serves its redirected paths.
+	Notify bool
+	Host   HostFn
 }
 
 // SyscallTable maps syscall numbers to entries; the trap list is derived
 // from it (Traps), so a handler and its trap cannot drift apart.
 type SyscallTable [MaxSyscall]Syscall
+
+// Split divides the trapped numbers into those that must stop the guest
+// and those a notifying platform may serve without a stop.
+func (tb *SyscallTable) Split() (stop, notify []uintptr) {
+	for nr := range tb {
+		switch {
+		case tb[nr].Fn == nil:
+		case tb[nr].Notify:
+			notify = append(notify, uintptr(nr))
+		default:
+			stop = append(stop, uintptr(nr))
+		}
+	}
+	return stop, notify
+}
 
 // Traps lists the numbers that have a handler.
 func (tb *SyscallTable) Traps() []uintptr {

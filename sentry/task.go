@@ -73,6 +73,16 @@ type Task struct {
 	TID int32
 	TG  *ThreadGroup
 
+	// mu is held while one of the task's calls is served: on a platform
+	// with several serving threads, consecutive calls of one guest thread
+	// may be served by different ones.
+	mu sync.Mutex
+	// notify is set while a notified call is served (no registers, no
+	// stack writes); notifID names it for the platform's Injector.
+	notify   bool
+	notifID  uint64
+	hostPath string
+
 	fdt *FDTable
 	fs  *FSContext
 
@@ -176,6 +186,12 @@ func (t *Task) ReadPath(addr uintptr) ([]byte, error) {
 	p, err := platform.ReadString(t.TID, addr, unix.PathMax-1, t.pathBuf)
 	if p != nil && cap(p) > cap(t.pathBuf) {
 		t.pathBuf = p[:0]
+	}
+	if err == nil && !t.CallValid() {
+		// The thread left the call (or died, and its id may name
+		// another process now): what was read is not its path. The
+		// answer is never delivered.
+		return nil, unix.EINTR
 	}
 	return p, err
 }
@@ -291,6 +307,11 @@ const redZone = 128
 // the red zone) and returns its address. The guest is stopped in a system
 // call, so nothing of its own lives there.
 func (t *Task) WriteStackString(s string) (uintptr, error) {
+	if t.notify {
+		// No register can point at it: RedirectPathTo records the path
+		// for the table's NotifyHost instead.
+		return 0, unix.EFAULT
+	}
 	if t.sp == 0 {
 		return 0, unix.EFAULT
 	}
@@ -307,6 +328,41 @@ func (t *Task) WriteStackString(s string) (uintptr, error) {
 	}
 	t.stackUsed = t.sp - redZone - addr
 	return addr, nil
+}
+
+// Notified reports whether the current call is served by notification:
+// it cannot be rewritten, and a descriptor it creates is installed with
+// InstallFD.
+func (t *Task) Notified() bool { return t.notify }
+
+// RedirectHost records that a passed-through notified call must act on
+// host path p instead of the guest's path: the table's NotifyHost serves
+// it on the host for the guest.
+func (t *Task) RedirectHost(p string) {
+	t.hostPath = p
+	t.nredirect = 1
+}
+
+// InstallFD installs a copy of the sentry's descriptor fd in the guest's
+// table at the lowest free number, for a notified call; with complete the
+// call returns that number at once (everything else must be done). The
+// sentry's fd stays the caller's to close.
+func (t *Task) InstallFD(fd int, cloexec, complete bool) (int32, error) {
+	if t.k.inj == nil || !t.notify {
+		return -1, unix.ENOSYS
+	}
+	return t.k.inj.InstallFD(t.notifID, fd, -1, cloexec, complete)
+}
+
+// CallValid reports whether the notified call is still waiting: a guest
+// thread that died or was interrupted meanwhile is not answered with what
+// the sentry read of memory that may no longer be its own. Always true on
+// a stopping platform (the thread cannot leave its stop).
+func (t *Task) CallValid() bool {
+	if !t.notify || t.k.inj == nil {
+		return true
+	}
+	return t.k.inj.Valid(t.notifID)
 }
 
 // RedirectPath makes a passed-through call use the string at newAddr

@@ -115,6 +115,9 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		if hostPath, mountinfo, ok := procMountsFile(t, r.Host); ok && r.hostPath == "" {
 			return openProcMounts(t, hostPath, mountinfo, flags)
 		}
+		if t.Notified() && r.hostPath != "" {
+			return openHost(t, r.hostPath, flags, mode, resolve)
+		}
 		return sentry.Pass()
 	}
 	if flags&unix.O_TMPFILE&^unix.O_DIRECTORY != 0 {
@@ -163,6 +166,9 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 			}
 		}
 		s.Found = r.Dentry
+	}
+	if t.Notified() {
+		return openNotified(t)
 	}
 	// The placeholder memfd's name is an empty string the sentry writes
 	// below the guest's stack, not the guest's own path: another guest

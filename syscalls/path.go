@@ -112,11 +112,15 @@ func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK 
 		if w.TrailingSlash {
 			host += "/"
 		}
+		r.hostPath = host
+		if t.Notified() {
+			t.RedirectHost(host)
+			return r, nil
+		}
 		newAddr, err := t.WriteStackString(host)
 		if err != nil {
 			return r, err
 		}
-		r.hostPath = host
 		t.RedirectPath(addr, newAddr)
 	}
 	return r, nil

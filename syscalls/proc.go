@@ -90,6 +90,11 @@ func openProcMounts(t *sentry.Task, hostPath string, mountinfo bool, flags uint3
 	d.Inode().IncRef()
 	s := t.Scratch()
 	*s = sentry.Scratch{Flags: flags &^ unix.O_DIRECTORY, Mount: scratch, Found: d}
+	if t.Notified() {
+		res := openNotified(t)
+		d.Inode().DecRef()
+		return res
+	}
 	memfdFlags := uintptr(0)
 	if flags&unix.O_CLOEXEC != 0 {
 		memfdFlags = unix.MFD_CLOEXEC

@@ -176,5 +176,9 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_FCHDIR, "fchdir", Fchdir, fd)
 	add(unix.SYS_UMASK, "umask", Umask, mode)
 	add(unix.SYS_GETCWD, "getcwd", Getcwd, ptr, num)
+	for nr, host := range notifySet {
+		t[nr].Notify = true
+		t[nr].Host = host
+	}
 	return &t
 }

@@ -91,12 +91,13 @@ type benchFlags struct {
 	json      bool
 	cpu       int
 	plot      string
+	platforms string
 }
 
 // benchMode is one way of running a workload.
 type benchMode struct {
 	name    string // native, stock, patched, strace, proot
-	variant string // peers only: pinned or unpinned
+	variant string // peers: pinned or unpinned; sandbox: the platform
 	sandbox bool   // under "sentry run": works in benchGuestDir, has counters
 	// argv is the command line that runs guest (the workload program and
 	// its arguments); stats is the --stats-json file of a sandbox run.
@@ -143,6 +144,18 @@ type benchWorkloadResult struct {
 	PatchedPerStock  float64                     `json:"patched_per_stock"`
 	PatchedPerNative float64                     `json:"patched_per_native"`
 	Peers            map[string]*benchPeerResult `json:"peers,omitempty"`
+	// Stock and Patched are the first platform's runs; Platforms has
+	// every platform's, by name.
+	Platforms map[string]*benchPlatformResult `json:"platforms"`
+}
+
+// benchPlatformResult is the sandbox's runs of one workload on one
+// platform.
+type benchPlatformResult struct {
+	Stock            *benchModeResult `json:"stock"`
+	Patched          *benchModeResult `json:"patched"`
+	PatchedPerStock  float64          `json:"patched_per_stock"`
+	PatchedPerNative float64          `json:"patched_per_native"`
 }
 
 // benchReport is the --json document.
@@ -155,6 +168,7 @@ type benchReport struct {
 	Kernel     string                 `json:"kernel"`
 	NumCPU     int                    `json:"num_cpu"`
 	Peers      []string               `json:"peers"`
+	Platforms  []string               `json:"platforms"`
 	Workloads  []*benchWorkloadResult `json:"workloads"`
 }
 
@@ -171,6 +185,7 @@ func benchMain(args []string) int {
 	fs.IntVar(&f.threads, "threads", 1, "copies of the workload run in parallel, each on its own file (will-it-scale -t); ops are summed")
 	fs.BoolVar(&f.json, "json", false, "print one JSON document with every number instead of tables")
 	fs.StringVar(&f.plot, "plot", "", "also draw ops/s per workload and mode into `FILE` (.svg, .png or .pdf)")
+	fs.StringVar(&f.platforms, "platform", "ptrace,unotify", "comma-separated `LIST` of sandbox platforms to measure (ptrace, unotify); the first fills the stock and patched columns, the others get columns of their own")
 	fs.IntVar(&f.cpu, "cpu", 0, "passed to \"sentry run --cpu\": the CPU the tracer and guest are pinned to; -1 leaves them unpinned. Peers' pinned runs use it too (CPU 0 when -1)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), benchUsage, strings.Join(names, ", "))
@@ -193,6 +208,10 @@ func benchMain(args []string) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	platforms, err := parsePlatforms(f.platforms)
+	if err != nil {
+		return usageErr("%v", err)
+	}
 	switch {
 	case f.duration < time.Millisecond:
 		return usageErr("--duration %v: want at least 1ms", f.duration)
@@ -203,11 +222,26 @@ func benchMain(args []string) int {
 	case f.cpu < -1:
 		return usageErr("--cpu %d: want a CPU number or -1", f.cpu)
 	}
-	if err := bench(&f, workloads); err != nil {
+	if err := bench(&f, workloads, platforms); err != nil {
 		fmt.Fprintf(os.Stderr, "sentry bench: %v\n", err)
 		return exitSandbox
 	}
 	return 0
+}
+
+// parsePlatforms checks the --platform list.
+func parsePlatforms(list string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(list, ",") {
+		p = strings.TrimSpace(p)
+		if p != "ptrace" && p != "unotify" {
+			return nil, fmt.Errorf("--platform: unknown platform %q (have ptrace, unotify)", p)
+		}
+		if !contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // parseWorkloads turns the --workload list into names, in report order.
@@ -241,7 +275,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func bench(f *benchFlags, workloads []string) error {
+func bench(f *benchFlags, workloads, platforms []string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the sentry binary: %w", err)
@@ -260,7 +294,7 @@ func bench(f *benchFlags, workloads []string) error {
 	if peerCPU < 0 {
 		peerCPU = 0
 	}
-	modes, peers := benchModes(self, f.cpu, peerCPU)
+	modes, peers := benchModes(self, f.cpu, peerCPU, platforms)
 	rep := &benchReport{
 		CPU:        f.cpu,
 		PeerCPU:    peerCPU,
@@ -270,6 +304,7 @@ func bench(f *benchFlags, workloads []string) error {
 		Kernel:     kernelRelease(),
 		NumCPU:     runtime.NumCPU(),
 		Peers:      peers,
+		Platforms:  platforms,
 	}
 
 	total := len(workloads) * len(modes) * f.repeats
@@ -297,17 +332,24 @@ func bench(f *benchFlags, workloads []string) error {
 				}
 			}
 		}
-		wr := &benchWorkloadResult{Workload: w}
+		wr := &benchWorkloadResult{Workload: w, Platforms: map[string]*benchPlatformResult{}}
 		for i, m := range modes {
 			res := results[i]
 			res.MedianOpsPerSec = medianRate(res.Runs)
 			switch m.name {
 			case "native":
 				wr.Native = res
-			case "stock":
-				wr.Stock = res
-			case "patched":
-				wr.Patched = res
+			case "stock", "patched":
+				pr := wr.Platforms[m.variant]
+				if pr == nil {
+					pr = &benchPlatformResult{}
+					wr.Platforms[m.variant] = pr
+				}
+				if m.name == "stock" {
+					pr.Stock = res
+				} else {
+					pr.Patched = res
+				}
 			default:
 				if wr.Peers == nil {
 					wr.Peers = map[string]*benchPeerResult{}
@@ -323,8 +365,13 @@ func bench(f *benchFlags, workloads []string) error {
 				}
 			}
 		}
-		wr.PatchedPerStock = ratio(wr.Patched.MedianOpsPerSec, wr.Stock.MedianOpsPerSec)
-		wr.PatchedPerNative = ratio(wr.Patched.MedianOpsPerSec, wr.Native.MedianOpsPerSec)
+		for _, pr := range wr.Platforms {
+			pr.PatchedPerStock = ratio(pr.Patched.MedianOpsPerSec, pr.Stock.MedianOpsPerSec)
+			pr.PatchedPerNative = ratio(pr.Patched.MedianOpsPerSec, wr.Native.MedianOpsPerSec)
+		}
+		first := wr.Platforms[platforms[0]]
+		wr.Stock, wr.Patched = first.Stock, first.Patched
+		wr.PatchedPerStock, wr.PatchedPerNative = first.PatchedPerStock, first.PatchedPerNative
 		rep.Workloads = append(rep.Workloads, wr)
 	}
 	progress.done()
@@ -348,18 +395,21 @@ func bench(f *benchFlags, workloads []string) error {
 
 // benchModes lists the modes in the order each repeat runs them, and the
 // peer tools found.
-func benchModes(self string, cpu, peerCPU int) ([]benchMode, []string) {
-	sentryRun := func(extra ...string) func(string, []string) []string {
+func benchModes(self string, cpu, peerCPU int, platforms []string) ([]benchMode, []string) {
+	sentryRun := func(platform string, extra ...string) func(string, []string) []string {
 		return func(stats string, guest []string) []string {
-			argv := []string{self, "run", "--cpu", strconv.Itoa(cpu), "--stats-json", stats}
+			argv := []string{self, "run", "--platform", platform, "--cpu", strconv.Itoa(cpu), "--stats-json", stats}
 			argv = append(argv, extra...)
 			return append(append(argv, "--"), guest...)
 		}
 	}
 	modes := []benchMode{
 		{name: "native", argv: func(_ string, guest []string) []string { return guest }},
-		{name: "stock", sandbox: true, argv: sentryRun("--close-path", "deferred", "--fstatat-shortcut", "off")},
-		{name: "patched", sandbox: true, argv: sentryRun()},
+	}
+	for _, p := range platforms {
+		modes = append(modes,
+			benchMode{name: "stock", variant: p, sandbox: true, argv: sentryRun(p, "--close-path", "deferred", "--fstatat-shortcut", "off")},
+			benchMode{name: "patched", variant: p, sandbox: true, argv: sentryRun(p)})
 	}
 
 	var peers []string
@@ -621,12 +671,29 @@ func printBenchReport(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(w, "sentry bench: %s; peers pinned with taskset -c %d; %d thread(s); %v per run; median of %d; kernel %s, %d CPUs\n\n",
 		pin, rep.PeerCPU, rep.Threads, time.Duration(rep.DurationNS), rep.Repeats, rep.Kernel, rep.NumCPU)
 
-	hdr := []string{"workload", "native ops/s", "stock ops/s", "patched ops/s", "patched/stock", "patched/native", "strace ops/s", "proot ops/s"}
+	hdr := []string{"workload", "native ops/s", "stock ops/s", "patched ops/s", "patched/stock", "patched/native"}
+	primary := "ptrace"
+	if len(rep.Platforms) > 0 {
+		primary = rep.Platforms[0]
+		hdr[2], hdr[3] = primary+" stock", primary+" patched"
+		for _, p := range rep.Platforms[1:] {
+			hdr = append(hdr, p+" stock", p+" patched", p+" patched/stock", p+" patched/native", p+"/"+primary+" patched")
+		}
+	}
+	hdr = append(hdr, "strace ops/s", "proot ops/s")
 	rows := [][]string{hdr}
 	for _, wr := range rep.Workloads {
 		row := []string{wr.Workload,
 			fmtRate(wr.Native.MedianOpsPerSec), fmtRate(wr.Stock.MedianOpsPerSec), fmtRate(wr.Patched.MedianOpsPerSec),
 			fmt.Sprintf("%.2fx", wr.PatchedPerStock), fmt.Sprintf("%.3fx", wr.PatchedPerNative)}
+		if len(rep.Platforms) > 1 {
+			for _, p := range rep.Platforms[1:] {
+				pr := wr.Platforms[p]
+				row = append(row, fmtRate(pr.Stock.MedianOpsPerSec), fmtRate(pr.Patched.MedianOpsPerSec),
+					fmt.Sprintf("%.2fx", pr.PatchedPerStock), fmt.Sprintf("%.3fx", pr.PatchedPerNative),
+					fmt.Sprintf("%.2fx", ratio(pr.Patched.MedianOpsPerSec, wr.Patched.MedianOpsPerSec)))
+			}
+		}
 		for _, peer := range []string{"strace", "proot"} {
 			if p := wr.Peers[peer]; p != nil {
 				row = append(row, fmt.Sprintf("%s (%s)", fmtRate(p.MedianOpsPerSec), p.Best))
@@ -641,15 +708,25 @@ func printBenchReport(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(w, "\ncounters of the last run (%d thread(s) x %v):\n\n", rep.Threads, time.Duration(rep.DurationNS))
 	rows = [][]string{append([]string{"workload", "mode"}, benchCounters...)}
 	for _, wr := range rep.Workloads {
-		for _, m := range []struct {
-			name string
-			res  *benchModeResult
-		}{{"stock", wr.Stock}, {"patched", wr.Patched}} {
-			row := []string{wr.Workload, m.name}
-			for _, c := range benchCounters {
-				row = append(row, strconv.FormatUint(m.res.Counters[c], 10))
+		plats := rep.Platforms
+		if len(plats) == 0 {
+			plats = []string{primary}
+		}
+		for _, p := range plats {
+			pr := wr.Platforms[p]
+			if pr == nil {
+				pr = &benchPlatformResult{Stock: wr.Stock, Patched: wr.Patched}
 			}
-			rows = append(rows, row)
+			for _, m := range []struct {
+				name string
+				res  *benchModeResult
+			}{{p + " stock", pr.Stock}, {p + " patched", pr.Patched}} {
+				row := []string{wr.Workload, m.name}
+				for _, c := range benchCounters {
+					row = append(row, strconv.FormatUint(m.res.Counters[c], 10))
+				}
+				rows = append(rows, row)
+			}
 		}
 	}
 	printTable(w, rows)

@@ -47,6 +47,16 @@ func plotBenchReport(rep *benchReport, file string) error {
 		{"stock", func(w *benchWorkloadResult) float64 { return w.Stock.MedianOpsPerSec }, color.RGBA{214, 96, 77, 255}},
 		{"patched", func(w *benchWorkloadResult) float64 { return w.Patched.MedianOpsPerSec }, color.RGBA{67, 147, 195, 255}},
 	}
+	if len(rep.Platforms) > 0 {
+		all[1].name, all[2].name = rep.Platforms[0]+" stock", rep.Platforms[0]+" patched"
+	}
+	platColors := []color.RGBA{{178, 24, 43, 255}, {33, 102, 172, 255}}
+	for _, plat := range rep.Platforms[min(1, len(rep.Platforms)):] {
+		plat := plat
+		all = append(all,
+			series{plat + " stock", func(w *benchWorkloadResult) float64 { return w.Platforms[plat].Stock.MedianOpsPerSec }, platColors[0]},
+			series{plat + " patched", func(w *benchWorkloadResult) float64 { return w.Platforms[plat].Patched.MedianOpsPerSec }, platColors[1]})
+	}
 	peerColors := []color.RGBA{{146, 197, 222, 255}, {244, 165, 130, 255}}
 	for i, peer := range rep.Peers {
 		peer := peer

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sentry/platform/ptrace"
+	"sentry/platform/unotify"
 	"sentry/sentry"
 	"sentry/sentry/vfs"
 	"sentry/syscalls"
@@ -36,6 +37,7 @@ type runFlags struct {
 	closePath string
 	shortcut  string
 	fault     string
+	platform  string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -49,6 +51,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.closePath, "close-path", "sync", "how close(2) releases a file: sync (released inside close, the __fput_sync patch) or deferred (queued as task work, the stock kernel)")
 	fs.StringVar(&f.shortcut, "fstatat-shortcut", "on", "on: newfstatat(fd, \"\", buf, AT_EMPTY_PATH) is served as fstat(fd) without copying the path (the vfs_fstatat patch); off: it is walked like any path")
 	fs.StringVar(&f.fault, "inject-fault", "", "for testing the tests: `SYSCALL:ERRNO` makes every SYSCALL the sentry serves itself fail with ERRNO (e.g. fstat:EIO)")
+	fs.StringVar(&f.platform, "platform", defaultPlatform(), "how calls are trapped: ptrace (every trapped call stops the guest for the tracer) or unotify (the hot calls -- open, close, stat, read, write, ... -- are served by seccomp user notification without a ptrace stop; fork, exec and the rest still stop). Default from $SENTRY_PLATFORM, else ptrace")
 	fs.IntVar(&f.cpu, "cpu", 0, "pin the tracer and the guest to this CPU (a trap then stays on one CPU, several times faster on a VM); -1 leaves them unpinned")
 }
 
@@ -110,6 +113,12 @@ func run(f *runFlags, argv []string) int {
 		Mounts:  newMounts(specs),
 		Scratch: newScratchMount(),
 		Creds:   vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
+	}
+	switch f.platform {
+	case "ptrace", "unotify":
+	default:
+		fmt.Fprintf(os.Stderr, "sentry: --platform %q: want ptrace or unotify\n", f.platform)
+		return exitUsage
 	}
 	switch f.closePath {
 	case "sync":
@@ -183,7 +192,7 @@ func run(f *runFlags, argv []string) int {
 	}()
 
 	begin := time.Now()
-	ws, err := ptrace.Run(ptrace.Config{
+	cfg := ptrace.Config{
 		Path:           path,
 		Argv:           argv,
 		Env:            env,
@@ -191,7 +200,14 @@ func run(f *runFlags, argv []string) int {
 		DefaultSignals: defaultSignals,
 		CPU:            f.cpu,
 		Started:        func(pid int) { started <- pid },
-	}, k)
+	}
+	var ws unix.WaitStatus
+	if f.platform == "unotify" {
+		cfg.Traps, cfg.Notify = table.Split()
+		ws, err = unotify.Run(cfg, k)
+	} else {
+		ws, err = ptrace.Run(cfg, k)
+	}
 	elapsed := time.Since(begin)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
@@ -353,4 +369,13 @@ func writeStats(f *runFlags, k *sentry.Kernel, status int, elapsed time.Duration
 		}
 	}
 	return nil
+}
+
+// defaultPlatform is --platform's default: $SENTRY_PLATFORM (so that a whole
+// test suite or script can switch platforms), else ptrace.
+func defaultPlatform() string {
+	if p := os.Getenv("SENTRY_PLATFORM"); p != "" {
+		return p
+	}
+	return "ptrace"
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -20,12 +22,19 @@ const InitArg0 = "[sentry-init]"
 // until the tracer has attached.
 const specFD = 3
 
+// listenerFD is the init stage's end of the socket it tells the sentry its
+// notification listener's number on (only with Notify calls).
+const listenerFD = 4
+
 // initSpec is what the tracer sends the init stage.
 type initSpec struct {
 	Path  string
 	Argv  []string
 	Env   []string
 	Traps []uintptr
+	// Notify are the calls reported to a user-notification listener
+	// instead of stopping for the tracer.
+	Notify []uintptr
 	// DefaultSignals are set back to SIG_DFL before the exec: the sandbox
 	// ignores them for itself, the guest must not inherit that.
 	DefaultSignals []int
@@ -51,9 +60,17 @@ func InitMain() {
 		fmt.Fprintf(os.Stderr, "sentry: init: prctl(PR_SET_NO_NEW_PRIVS): %v\n", err)
 		os.Exit(ExitSandbox)
 	}
-	if err := loadFilter(spec.Traps); err != nil {
+	var handOver *listenerHandOver
+	if len(spec.Notify) > 0 {
+		handOver = startListenerHandOver()
+	}
+	listener, err := loadFilter(spec.Traps, spec.Notify)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: init: %v\n", err)
 		os.Exit(ExitSandbox)
+	}
+	if handOver != nil {
+		handOver.finish(listener)
 	}
 	for _, sig := range spec.DefaultSignals {
 		setDefaultAction(sig)
@@ -99,4 +116,50 @@ func readSpec() (*initSpec, error) {
 func setDefaultAction(sig int) {
 	var act [4]uint64 // struct kernel_sigaction: handler, flags, restorer, mask
 	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)
+}
+
+// listenerHandOver tells the sentry the listener's number and waits until
+// it has taken its own copy (pidfd_getfd); then the listener is closed: the
+// guest must not hold its own supervisor's listener. Once the filter is
+// loaded, the main thread's calls are reported to that listener, which
+// nobody serves yet, so the exchange runs on a thread locked before the
+// filter was loaded (the filter is loaded without TSYNC, and a thread
+// created later by the main thread would inherit it); the main thread only
+// waits on a channel (futex, not trapped).
+type listenerHandOver struct {
+	fd   chan int
+	done chan error
+}
+
+func startListenerHandOver() *listenerHandOver {
+	h := &listenerHandOver{fd: make(chan int), done: make(chan error)}
+	ready := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		close(ready)
+		listener := <-h.fd
+		if _, err := unix.Write(listenerFD, []byte(strconv.Itoa(listener))); err != nil {
+			h.done <- fmt.Errorf("send listener: %w", err)
+			return
+		}
+		var ack [1]byte
+		if n, err := unix.Read(listenerFD, ack[:]); n != 1 {
+			h.done <- fmt.Errorf("wait for the sentry to take the listener: %v", err)
+			return
+		}
+		h.done <- nil
+	}()
+	<-ready
+	return h
+}
+
+func (h *listenerHandOver) finish(listener int) {
+	h.fd <- listener
+	if err := <-h.done; err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: init: %v\n", err)
+		os.Exit(ExitSandbox)
+	}
+	// Served by the sentry now (host fds: passed through).
+	unix.Close(listener)
+	unix.Close(listenerFD)
 }

@@ -2,6 +2,8 @@ package ptrace
 
 import (
 	"fmt"
+	"os"
+	"unsafe"
 
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
@@ -13,30 +15,82 @@ import (
 // runs on the host at native speed. Calls of a foreign architecture (int
 // 0x80, x32) fail with ENOSYS: the sandbox only models x86-64 and they would
 // otherwise reach the host's files behind the sentry's back.
-func loadFilter(traps []uintptr) error {
+//
+// Calls in notify are reported to a seccomp user-notification listener
+// instead (SECCOMP_RET_USER_NOTIF): the filter is then loaded with
+// SECCOMP_FILTER_FLAG_NEW_LISTENER and the listener's fd is returned (-1
+// without notify).
+func loadFilter(traps, notify []uintptr) (int, error) {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
-		return fmt.Errorf("seccomp: new filter: %w", err)
+		return -1, fmt.Errorf("seccomp: new filter: %w", err)
 	}
 	defer f.Release()
 	if err := f.SetBadArchAction(seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
-		return fmt.Errorf("seccomp: bad-arch action: %w", err)
+		return -1, fmt.Errorf("seccomp: bad-arch action: %w", err)
 	}
 	if err := f.SetNoNewPrivsBit(true); err != nil {
-		return fmt.Errorf("seccomp: no_new_privs: %w", err)
+		return -1, fmt.Errorf("seccomp: no_new_privs: %w", err)
 	}
 	// A binary tree of syscall numbers instead of a linear list: every
 	// untrapped call runs this filter, so its depth is their only cost.
 	if err := f.SetOptimize(2); err != nil {
-		return fmt.Errorf("seccomp: optimize: %w", err)
+		return -1, fmt.Errorf("seccomp: optimize: %w", err)
 	}
 	for _, nr := range traps {
 		if err := f.AddRule(seccomp.ScmpSyscall(nr), seccomp.ActTrace); err != nil {
-			return fmt.Errorf("seccomp: trap syscall %d: %w", nr, err)
+			return -1, fmt.Errorf("seccomp: trap syscall %d: %w", nr, err)
 		}
 	}
-	if err := f.Load(); err != nil {
-		return fmt.Errorf("seccomp: load: %w", err)
+	for _, nr := range notify {
+		if err := f.AddRule(seccomp.ScmpSyscall(nr), seccomp.ActNotify); err != nil {
+			return -1, fmt.Errorf("seccomp: notify syscall %d: %w", nr, err)
+		}
 	}
-	return nil
+	if len(notify) == 0 {
+		if err := f.Load(); err != nil {
+			return -1, fmt.Errorf("seccomp: load: %w", err)
+		}
+		return -1, nil
+	}
+	// libseccomp-golang always loads with SECCOMP_FILTER_FLAG_TSYNC, but
+	// the listener must be handed over by a thread the filter does not
+	// cover: export the program and load it on this thread only.
+	prog, err := exportBPF(f)
+	if err != nil {
+		return -1, err
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	fd, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	if e != 0 {
+		return -1, fmt.Errorf("seccomp: load with a listener: %w", e)
+	}
+	return int(fd), nil
+}
+
+// exportBPF returns the filter's BPF program.
+func exportBPF(f *seccomp.ScmpFilter) ([]unix.SockFilter, error) {
+	mfd, err := unix.MemfdCreate("bpf", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	file := os.NewFile(uintptr(mfd), "bpf")
+	defer file.Close()
+	if err := f.ExportBPF(file); err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(mfd, &st); err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	const insn = int(unsafe.Sizeof(unix.SockFilter{}))
+	if st.Size == 0 || int(st.Size)%insn != 0 {
+		return nil, fmt.Errorf("seccomp: export: %d bytes of BPF", st.Size)
+	}
+	prog := make([]unix.SockFilter, int(st.Size)/insn)
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&prog[0])), int(st.Size))
+	if _, err := unix.Pread(mfd, buf, 0); err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	return prog, nil
 }

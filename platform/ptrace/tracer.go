@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -35,6 +36,13 @@ type Config struct {
 	CPU int
 	// Started, if set, is called with the guest's pid once it is traced.
 	Started func(pid int)
+	// Notify are calls reported to a seccomp user-notification listener
+	// instead of stopping for the tracer (the unotify platform, which
+	// keeps this tracer for fork, exec, exit and signals). OnListener is
+	// then called with the sentry's copy of the listener before the guest
+	// runs, from a goroutine of its own.
+	Notify     []uintptr
+	OnListener func(listener int) error
 }
 
 const seizeOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACESECCOMP |
@@ -97,7 +105,7 @@ func run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
 			return 0, fmt.Errorf("pin tracer to CPU %d: %w", cfg.CPU, err)
 		}
 	}
-	spec, err := json.Marshal(initSpec{Path: cfg.Path, Argv: cfg.Argv, Env: cfg.Env, Traps: cfg.Traps, DefaultSignals: cfg.DefaultSignals})
+	spec, err := json.Marshal(initSpec{Path: cfg.Path, Argv: cfg.Argv, Env: cfg.Env, Traps: cfg.Traps, Notify: cfg.Notify, DefaultSignals: cfg.DefaultSignals})
 	if err != nil {
 		return 0, err
 	}
@@ -107,11 +115,24 @@ func run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
 	}
 	// The init stage is forked from this thread, so it inherits the CPU
 	// pinning; it waits on the pipe until it is seized.
+	files := []uintptr{0, 1, 2, r.Fd()}
+	var sock [2]int
+	if len(cfg.Notify) > 0 {
+		sock, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return 0, fmt.Errorf("listener socket: %w", err)
+		}
+		defer unix.Close(sock[0])
+		files = append(files, uintptr(sock[1]))
+	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{InitArg0}, &syscall.ProcAttr{
 		Env:   cfg.Env,
-		Files: []uintptr{0, 1, 2, r.Fd()},
+		Files: files,
 	})
 	r.Close()
+	if len(cfg.Notify) > 0 {
+		unix.Close(sock[1])
+	}
 	if err != nil {
 		w.Close()
 		return 0, fmt.Errorf("start init stage: %w", err)
@@ -132,10 +153,53 @@ func run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
 		unix.Kill(pid, unix.SIGKILL)
 		return 0, fmt.Errorf("send spec to init stage: %w", werr)
 	}
+	if len(cfg.Notify) > 0 {
+		// The tracer must already be serving its stops while the init
+		// stage hands the listener over.
+		go takeListener(pid, sock[0], cfg.OnListener)
+	}
 	if cfg.Started != nil {
 		cfg.Started(pid)
 	}
 	return t.loop()
+}
+
+// takeListener takes the sentry's copy of the init stage's notification
+// listener and lets the init stage go on. On failure the init stage is
+// killed: its calls would wait for a listener nobody serves.
+func takeListener(pid int, sock int, onListener func(int) error) {
+	fail := func(err error) {
+		fmt.Fprintf(os.Stderr, "sentry: unotify: %v\n", err)
+		unix.Kill(pid, unix.SIGKILL)
+	}
+	var buf [16]byte
+	n, err := unix.Read(sock, buf[:])
+	if n <= 0 {
+		if err != nil {
+			fail(fmt.Errorf("read listener number: %w", err))
+		}
+		// EOF: the init stage failed before loading its filter and said
+		// why itself.
+		return
+	}
+	num, err := strconv.Atoi(string(buf[:n]))
+	if err != nil {
+		fail(fmt.Errorf("bad listener number %q", buf[:n]))
+		return
+	}
+	listener, err := platform.GetFD(int32(pid), int32(num))
+	if err != nil {
+		fail(fmt.Errorf("pidfd_getfd(%d, %d): %w", pid, num, err))
+		return
+	}
+	if err := onListener(listener); err != nil {
+		unix.Close(listener)
+		fail(err)
+		return
+	}
+	if _, err := unix.Write(sock, []byte{1}); err != nil {
+		fail(fmt.Errorf("release init stage: %w", err))
+	}
 }
 
 // loop waits for stops until the first process exits.

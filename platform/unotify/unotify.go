@@ -1,0 +1,204 @@
+// Package unotify is the platform that serves a guest's hot system calls
+// by seccomp user notification (SECCOMP_RET_USER_NOTIF) instead of ptrace
+// stops: the guest thread sleeps in the kernel while a sentry thread reads
+// the notification, serves it and answers, and with
+// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP the two hand the CPU to each other
+// without a scheduler round trip. No registers can be changed this way, so
+// a call is either passed through (SECCOMP_USER_NOTIF_FLAG_CONTINUE),
+// answered, or given a descriptor (SECCOMP_IOCTL_NOTIF_ADDFD).
+//
+// What a notification cannot see (a new thread's id, a successful exec,
+// an exit) and the calls whose handlers rewrite registers (dup, exec,
+// chdir, ...) stay with the ptrace platform's tracer, which then only
+// stops at those rare events: the guest is seized as on the ptrace
+// platform, so PTRACE_O_EXITKILL still kills it with the sandbox.
+package unotify
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/platform/ptrace"
+)
+
+// Run starts the guest and serves it until its first process exits, as
+// ptrace.Run, with cfg.Notify served by notification.
+func Run(cfg ptrace.Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
+	if len(cfg.Notify) == 0 {
+		return 0, fmt.Errorf("unotify: no calls to serve by notification")
+	}
+	s := &server{sup: sup, cpu: cfg.CPU}
+	cfg.OnListener = s.start
+	ws, err := ptrace.Run(cfg, sup)
+	s.stop()
+	return ws, err
+}
+
+// seccompNotif is struct seccomp_notif.
+type seccompNotif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+// seccompNotifResp is struct seccomp_notif_resp.
+type seccompNotifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// seccompNotifAddfd is struct seccomp_notif_addfd.
+type seccompNotifAddfd struct {
+	id         uint64
+	flags      uint32
+	srcfd      uint32
+	newfd      uint32
+	newfdFlags uint32
+}
+
+// maxIdle is how many serving threads may wait for notifications at once;
+// more are started while all are busy (a handler may block: a FIFO open,
+// a lock wait), and the extra ones end when they find themselves idle.
+const maxIdle = 2
+
+// server answers the notifications of one listener.
+type server struct {
+	sup      platform.NotifySupervisor
+	cpu      int
+	listener int
+	// idle counts threads waiting in SECCOMP_IOCTL_NOTIF_RECV.
+	idle    atomic.Int32
+	stopped atomic.Bool
+}
+
+func (s *server) start(listener int) error {
+	var flags uint64 = unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
+		// Linux before 6.6: correct, only slower.
+		flags = 0
+	}
+	s.listener = listener
+	s.sup.SetInjector(s)
+	s.idle.Add(1)
+	go s.serve()
+	return nil
+}
+
+// fail reports a serving thread that could not start; the ones running go
+// on.
+func (s *server) fail(err error) {
+	fmt.Fprintf(os.Stderr, "sentry: unotify: %v\n", err)
+}
+
+// stop ends the serving threads once the guest is gone: closing the
+// listener makes their waits fail.
+func (s *server) stop() {
+	if s.listener > 0 && s.stopped.CompareAndSwap(false, true) {
+		unix.Close(s.listener)
+	}
+}
+
+// serve is one serving thread. It is locked to its OS thread and, with
+// --cpu, pinned: the synchronous wake-up then switches between the guest
+// and this thread on one CPU.
+func (s *server) serve() {
+	// The thread stays locked to the end and dies with this goroutine:
+	// its fs_struct is unshared (CLONE_FS), so that a call served on the
+	// host for the guest can use the guest's umask without changing the
+	// sentry's, and Go must not run anything else on it.
+	runtime.LockOSThread()
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		s.idle.Add(-1)
+		s.fail(fmt.Errorf("unshare(CLONE_FS) of a serving thread: %w", err))
+		return
+	}
+	if s.cpu >= 0 {
+		var set unix.CPUSet
+		set.Set(s.cpu)
+		unix.SchedSetaffinity(0, &set)
+	}
+	var req seccompNotif
+	var resp seccompNotifResp
+	var args platform.SyscallArgs
+	for {
+		req = seccompNotif{}
+		// The wait blocks: through the scheduler, so that other
+		// goroutines keep running.
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req)))
+		if e != 0 {
+			if e == unix.EINTR || e == unix.ENOENT {
+				// ENOENT: the guest thread was interrupted before
+				// this thread received its notification.
+				continue
+			}
+			s.idle.Add(-1)
+			return
+		}
+		if s.idle.Add(-1) == 0 && !s.stopped.Load() {
+			// Keep one thread waiting while this one serves.
+			s.idle.Add(1)
+			go s.serve()
+		}
+		args = platform.SyscallArgs{uintptr(req.args[0]), uintptr(req.args[1]), uintptr(req.args[2]),
+			uintptr(req.args[3]), uintptr(req.args[4]), uintptr(req.args[5])}
+		res := s.sup.SyscallNotify(int32(req.pid), uintptr(req.nr), &args, req.id)
+		if res.Action != platform.Responded {
+			resp = seccompNotifResp{id: req.id}
+			switch res.Action {
+			case platform.Done:
+				if res.Ret < 0 {
+					resp.error = int32(res.Ret)
+				} else {
+					resp.val = res.Ret
+				}
+			default:
+				resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+			}
+			// ENOENT: the thread died or was interrupted meanwhile; its
+			// call is restarted or gone, nothing to answer.
+			unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+		}
+		if s.idle.Add(1) > maxIdle {
+			s.idle.Add(-1)
+			return
+		}
+	}
+}
+
+// InstallFD implements platform.Injector.
+func (s *server) InstallFD(id uint64, fd int, target int32, cloexec, complete bool) (int32, error) {
+	a := seccompNotifAddfd{id: id, srcfd: uint32(fd)}
+	if target >= 0 {
+		a.flags |= unix.SECCOMP_ADDFD_FLAG_SETFD
+		a.newfd = uint32(target)
+	}
+	if cloexec {
+		a.newfdFlags = unix.O_CLOEXEC
+	}
+	if complete {
+		a.flags |= unix.SECCOMP_ADDFD_FLAG_SEND
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
+	if e != 0 {
+		return -1, e
+	}
+	return int32(r), nil
+}
+
+// Valid implements platform.Injector.
+func (s *server) Valid(id uint64) bool {
+	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id)))
+	return e == 0
+}

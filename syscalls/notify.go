@@ -1,0 +1,252 @@
+package syscalls
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry"
+	"sentry/sentry/vfs"
+)
+
+// This file is what the handlers of the notify set do differently when a
+// call is served by notification (the unotify platform): no register can
+// be rewritten, so a descriptor the guest must get is made in the sentry
+// and installed with the platform's ADDFD, and a path the sentry resolved
+// back to the host is acted on by the sentry itself, with the guest's
+// credentials.
+
+// openNotified completes an open of a sentry file on a notifying platform.
+// Linux takes the descriptor number first (get_unused_fd_flags) and only
+// then creates or truncates; ADDFD picks the number and hands it to the
+// guest in one step, so here the file is made first and the creation
+// undone if no number was free (EMFILE). A truncation cannot be undone:
+// an O_TRUNC open failing with EMFILE has truncated (the one divergence).
+func openNotified(t *sentry.Task) sentry.Result {
+	s := t.Scratch()
+	defer func() { *s = sentry.Scratch{} }()
+	flags := s.Flags
+	d := s.Found
+	created := false
+	if d == nil {
+		var err error
+		d, err = s.Dir.Create(s.Name, s.Mode, t.Creds())
+		if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
+			d, err = s.Dir.Lookup(s.Name)
+		} else if err == nil {
+			created = true
+		}
+		if err != nil {
+			return sentry.ErrOf(err)
+		}
+	} else if flags&unix.O_TRUNC != 0 && flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
+		if err := d.Inode().Truncate(0, true); err != nil {
+			return sentry.ErrOf(err)
+		}
+	}
+	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
+	defer f.DecRef()
+	err := installNotified(t, f, flags&unix.O_CLOEXEC != 0)
+	if err != nil && created {
+		if cur, lerr := s.Dir.Lookup(s.Name); lerr == nil && cur == d {
+			s.Dir.Unlink(s.Name, t.Creds())
+		}
+	}
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	return sentry.Result{Result: platform.Result{Action: platform.Responded}, Served: true}
+}
+
+// installNotified gives the guest a placeholder for f (an empty memfd, as
+// on the ptrace platform) and completes its call with the number.
+func installNotified(t *sentry.Task, f *vfs.FileDescription, cloexec bool) error {
+	memfd, err := unix.MemfdCreate("", unix.MFD_CLOEXEC)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(memfd)
+	_, old, err := t.FDTable().InstallWith(func() (int32, error) {
+		return t.InstallFD(memfd, cloexec, true)
+	}, f, cloexec)
+	if old != nil {
+		old.DecRef()
+	}
+	return err
+}
+
+// installHostFD completes a notified call by giving the guest a copy of
+// the sentry's host descriptor fd, which it closes.
+func installHostFD(t *sentry.Task, fd int, cloexec bool) sentry.Result {
+	defer unix.Close(fd)
+	if _, err := t.InstallFD(fd, cloexec, true); err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	return sentry.Result{Result: platform.Result{Action: platform.Responded}, Served: true}
+}
+
+// asGuest runs fn on this (locked) serving thread with the task's file
+// system credentials, as the guest's own call would run: fsuid, fsgid and
+// groups are per-thread in Linux, and the raw calls change only this
+// thread (glibc and Go's syscall package would change every thread).
+// With umask, the guest's umask is in force too (the serving threads have
+// fs_structs of their own).
+func asGuest(t *sentry.Task, umask bool, fn func() error) error {
+	c := t.Creds()
+	if c.UID != 0 || c.GID != 0 {
+		var saved [64]uint32
+		n, _, _ := unix.RawSyscall(unix.SYS_GETGROUPS, uintptr(len(saved)), uintptr(unsafe.Pointer(&saved[0])), 0)
+		var gp uintptr
+		if len(c.Groups) > 0 {
+			gp = uintptr(unsafe.Pointer(&c.Groups[0]))
+		}
+		unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(c.Groups)), gp, 0)
+		oldGID, _, _ := unix.RawSyscall(unix.SYS_SETFSGID, uintptr(c.GID), 0, 0)
+		oldUID, _, _ := unix.RawSyscall(unix.SYS_SETFSUID, uintptr(c.UID), 0, 0)
+		defer func() {
+			unix.RawSyscall(unix.SYS_SETFSUID, oldUID, 0, 0)
+			unix.RawSyscall(unix.SYS_SETFSGID, oldGID, 0, 0)
+			unix.RawSyscall(unix.SYS_SETGROUPS, n, uintptr(unsafe.Pointer(&saved[0])), 0)
+		}()
+	}
+	if umask {
+		old, _, _ := unix.RawSyscall(unix.SYS_UMASK, uintptr(t.FSContext().Umask()), 0, 0)
+		defer unix.RawSyscall(unix.SYS_UMASK, old, 0, 0)
+	}
+	return fn()
+}
+
+// openHost is an open whose path the sentry resolved back to the host:
+// the sentry opens the host file for the guest and installs it.
+func openHost(t *sentry.Task, host string, flags, mode uint32, resolve uint64) sentry.Result {
+	var fd int
+	err := asGuest(t, true, func() error {
+		var err error
+		if resolve != 0 {
+			how := unix.OpenHow{Flags: uint64(flags) | unix.O_CLOEXEC, Mode: uint64(mode), Resolve: resolve}
+			fd, err = unix.Openat2(unix.AT_FDCWD, host, &how)
+		} else {
+			fd, err = unix.Open(host, int(flags)|unix.O_CLOEXEC, mode)
+		}
+		return err
+	})
+	if err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	return installHostFD(t, fd, flags&unix.O_CLOEXEC != 0)
+}
+
+// statHost serves the stat family for a path the sentry resolved back to
+// the host (the Host of stat, lstat, newfstatat and statx).
+func statHost(t *sentry.Task, args *platform.SyscallArgs, host string) sentry.Result {
+	var buf uintptr
+	var out []byte
+	err := asGuest(t, false, func() error {
+		switch t.Sysno() {
+		case unix.SYS_STATX:
+			stx := t.StatxBuf()
+			if err := unix.Statx(unix.AT_FDCWD, host, int(args[2])&^unix.AT_EMPTY_PATH, int(args[3]), stx); err != nil {
+				return err
+			}
+			buf, out = args[4], unsafe.Slice((*byte)(unsafe.Pointer(stx)), unsafe.Sizeof(*stx))
+			return nil
+		case unix.SYS_NEWFSTATAT:
+			buf = args[2]
+			st := t.StatBuf()
+			if err := unix.Fstatat(unix.AT_FDCWD, host, st, int(args[3])&unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return err
+			}
+			out = unsafe.Slice((*byte)(unsafe.Pointer(st)), unsafe.Sizeof(*st))
+			return nil
+		default:
+			buf = args[1]
+			st := t.StatBuf()
+			f := 0
+			if t.Sysno() == unix.SYS_LSTAT {
+				f = unix.AT_SYMLINK_NOFOLLOW
+			}
+			if err := unix.Fstatat(unix.AT_FDCWD, host, st, f); err != nil {
+				return err
+			}
+			out = unsafe.Slice((*byte)(unsafe.Pointer(st)), unsafe.Sizeof(*st))
+			return nil
+		}
+	})
+	if err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	if err := t.CopyOut(buf, out); err != nil {
+		return sentry.Err(unix.EFAULT)
+	}
+	return sentry.Ret(0)
+}
+
+// accessHost serves access, faccessat and faccessat2 on a host path.
+func accessHost(t *sentry.Task, args *platform.SyscallArgs, host string) sentry.Result {
+	mode, flags := uint32(args[1]), 0
+	switch t.Sysno() {
+	case unix.SYS_FACCESSAT:
+		mode = uint32(args[2])
+	case unix.SYS_FACCESSAT2:
+		mode, flags = uint32(args[2]), int(args[3])&unix.AT_SYMLINK_NOFOLLOW
+	}
+	// The guest's real and effective ids are the ones it acts with here
+	// (the sandbox does not model them apart): AT_EACCESS checks with
+	// the credentials asGuest set.
+	err := asGuest(t, false, func() error {
+		return unix.Faccessat2(unix.AT_FDCWD, host, mode, flags|unix.AT_EACCESS)
+	})
+	return retErr(err)
+}
+
+// readlinkHost serves readlink and readlinkat on a host path.
+func readlinkHost(t *sentry.Task, args *platform.SyscallArgs, host string) sentry.Result {
+	buf, size := args[1], int(int32(args[2]))
+	if t.Sysno() == unix.SYS_READLINKAT {
+		buf, size = args[2], int(int32(args[3]))
+	}
+	if size <= 0 {
+		return sentry.Err(unix.EINVAL)
+	}
+	b := t.IOBuf(unix.PathMax)
+	var n int
+	err := asGuest(t, false, func() error {
+		var err error
+		n, err = unix.Readlink(host, b)
+		return err
+	})
+	if err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	if n > size {
+		n = size
+	}
+	if err := t.CopyOut(buf, b[:n]); err != nil {
+		return sentry.Err(unix.EFAULT)
+	}
+	return sentry.Ret(int64(n))
+}
+
+// openHostPath is the Host of the open family: openat serves its
+// redirected paths itself (it knows the flags), so nothing reaches here
+// but a call that passed through after a redirect.
+func openHostPath(t *sentry.Task, _ *platform.SyscallArgs, _ string) sentry.Result {
+	return sentry.Err(unix.ENOSYS)
+}
+
+// notifySet are the calls a notifying platform serves without a stop: the
+// hot ones, whose handlers never rewrite a call, with the Host that serves
+// their paths resolved back to the host. The others (dup, fcntl, exec,
+// chdir, name changes, ...) still stop for the tracer.
+var notifySet = map[uintptr]sentry.HostFn{
+	unix.SYS_OPEN: openHostPath, unix.SYS_OPENAT: openHostPath, unix.SYS_OPENAT2: openHostPath, unix.SYS_CREAT: openHostPath,
+	unix.SYS_CLOSE: nil, unix.SYS_FSTAT: nil,
+	unix.SYS_NEWFSTATAT: statHost, unix.SYS_STAT: statHost, unix.SYS_LSTAT: statHost, unix.SYS_STATX: statHost,
+	unix.SYS_READ: nil, unix.SYS_WRITE: nil, unix.SYS_PREAD64: nil, unix.SYS_PWRITE64: nil, unix.SYS_LSEEK: nil,
+	unix.SYS_READV: nil, unix.SYS_WRITEV: nil, unix.SYS_PREADV: nil, unix.SYS_PWRITEV: nil,
+	unix.SYS_PREADV2: nil, unix.SYS_PWRITEV2: nil, unix.SYS_GETDENTS64: nil, unix.SYS_FTRUNCATE: nil,
+	unix.SYS_FSYNC: nil, unix.SYS_FDATASYNC: nil, unix.SYS_FSTATFS: nil,
+	unix.SYS_ACCESS: accessHost, unix.SYS_FACCESSAT: accessHost, unix.SYS_FACCESSAT2: accessHost,
+	unix.SYS_READLINK: readlinkHost, unix.SYS_READLINKAT: readlinkHost,
+}
