@@ -111,6 +111,19 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.rewriting {
+		// The call a stopped call was rewritten into (the seccomp filter
+		// runs again on it): it is the sentry's own, for the host.
+		return platform.Result{}
+	}
+	if t.failWith != 0 {
+		// The close FailAfterClose reissued cannot both run and report
+		// another result here: the placeholder stays open in the guest
+		// (a leak, on a rare failure path) and the guest sees the error.
+		ret := t.failWith
+		t.failWith = 0
+		return platform.Result{Action: platform.Done, Ret: ret}
+	}
 	t.notifID = id
 	t.notify = true
 	defer func() { t.notify = false }()
@@ -174,6 +187,7 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		// The close FailAfterClose reissued: the host closes the
 		// placeholder, the guest sees the original call's error.
 		t.exit = failExit
+		t.rewriting = true
 		return platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: *args}
 	}
 	res := k.table[sysno].Fn(t, args)
@@ -217,6 +231,7 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 			t.traceArgs = k.decodeArgs(t, sysno, args)
 			t.traceServed = res.Served
 		}
+		t.rewriting = true
 		return res.Result
 	}
 	if len(t.deferred) > 0 {
@@ -244,6 +259,7 @@ func (k *Kernel) SyscallExit(tid int32, ret int64) int64 {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.rewriting = false
 	if t.exit != nil {
 		exit := t.exit
 		t.exit = nil

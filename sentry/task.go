@@ -82,6 +82,9 @@ type Task struct {
 	notify   bool
 	notifID  uint64
 	hostPath string
+	// rewriting is set from a rewrite to its syscall-exit stop: a
+	// notification of the task meanwhile is for the rewritten call.
+	rewriting bool
 
 	fdt *FDTable
 	fs  *FSContext

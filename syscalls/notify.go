@@ -47,7 +47,7 @@ func openNotified(t *sentry.Task) sentry.Result {
 	}
 	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
 	defer f.DecRef()
-	err := installNotified(t, f, flags&unix.O_CLOEXEC != 0)
+	fd, err := installNotified(t, f, flags&unix.O_CLOEXEC != 0)
 	if err != nil && created {
 		if cur, lerr := s.Dir.Lookup(s.Name); lerr == nil && cur == d {
 			s.Dir.Unlink(s.Name, t.Creds())
@@ -56,34 +56,40 @@ func openNotified(t *sentry.Task) sentry.Result {
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	return sentry.Result{Result: platform.Result{Action: platform.Responded}, Served: true}
+	return responded(fd)
+}
+
+// responded is the result of a call InstallFD already answered with fd.
+func responded(fd int32) sentry.Result {
+	return sentry.Result{Result: platform.Result{Action: platform.Responded, Ret: int64(fd)}, Served: true}
 }
 
 // installNotified gives the guest a placeholder for f (an empty memfd, as
 // on the ptrace platform) and completes its call with the number.
-func installNotified(t *sentry.Task, f *vfs.FileDescription, cloexec bool) error {
+func installNotified(t *sentry.Task, f *vfs.FileDescription, cloexec bool) (int32, error) {
 	memfd, err := unix.MemfdCreate("", unix.MFD_CLOEXEC)
 	if err != nil {
-		return errnoOf(err)
+		return -1, errnoOf(err)
 	}
 	defer unix.Close(memfd)
-	_, old, err := t.FDTable().InstallWith(func() (int32, error) {
+	fd, old, err := t.FDTable().InstallWith(func() (int32, error) {
 		return t.InstallFD(memfd, cloexec, true)
 	}, f, cloexec)
 	if old != nil {
 		old.DecRef()
 	}
-	return err
+	return fd, err
 }
 
 // installHostFD completes a notified call by giving the guest a copy of
 // the sentry's host descriptor fd, which it closes.
 func installHostFD(t *sentry.Task, fd int, cloexec bool) sentry.Result {
 	defer unix.Close(fd)
-	if _, err := t.InstallFD(fd, cloexec, true); err != nil {
+	nfd, err := t.InstallFD(fd, cloexec, true)
+	if err != nil {
 		return sentry.ErrOf(errnoOf(err))
 	}
-	return sentry.Result{Result: platform.Result{Action: platform.Responded}, Served: true}
+	return responded(nfd)
 }
 
 // asGuest runs fn on this (locked) serving thread with the task's file

@@ -123,7 +123,7 @@ func TestBenchErrors(t *testing.T) {
 	if r.code != exitSandbox {
 		t.Fatalf("bench --cpu 4095: exit %d, want %d (stderr %q)", r.code, exitSandbox, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "fstat (stock)") || !strings.Contains(r.stderr, "4095") {
+	if !strings.Contains(r.stderr, "fstat (stock ptrace)") || !strings.Contains(r.stderr, "4095") {
 		t.Errorf("bench --cpu 4095: stderr %q does not name the workload, mode and error", r.stderr)
 	}
 }

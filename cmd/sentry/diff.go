@@ -212,7 +212,9 @@ type diffCall struct {
 }
 
 func (c *diffCall) same(o *diffCall) bool {
-	return c.Syscall == o.Syscall && c.Args == o.Args && c.Result == o.Result
+	// "?" is a result the platform did not see (a call the unotify
+	// platform passed through): it matches any.
+	return c.Syscall == o.Syscall && c.Args == o.Args && (c.Result == o.Result || c.Result == "?" || o.Result == "?")
 }
 
 // diff makes both runs and compares them. A nil report comes with the
@@ -254,7 +256,9 @@ func diff(df *diffFlags, specs []mountSpec, nativeFlags, sandboxFlags, argv []st
 	rep := &diffReport{Command: argv}
 	// One after the other, not in parallel: the runs share the host
 	// outside the tmpfs paths, and --cpu pins both to the same CPU.
-	nativeArgs := append([]string{"diff", diffNativeCmd, string(setupArg), "--", "--tmpfs=none"}, nativeFlags...)
+	// The native run is traced on the ptrace platform, which sees every
+	// call's result.
+	nativeArgs := append([]string{"diff", diffNativeCmd, string(setupArg), "--", "--tmpfs=none", "--platform=ptrace"}, nativeFlags...)
 	nativeArgs = append(append(append(nativeArgs, traceFlags(nativeLog)...), "--"), argv...)
 	rep.Native, err = diffRun(self, nativeArgs)
 	if err != nil {
@@ -450,13 +454,16 @@ type callLog struct {
 
 // logLine is the part of a --strace JSON line diff reads.
 type logLine struct {
-	Msg     string `json:"msg"`
-	TID     int    `json:"tid"`
-	Syscall string `json:"syscall"`
-	Args    string `json:"args"`
-	Ret     int64  `json:"ret"`
-	Errno   string `json:"errno"`
-	Path    string `json:"path"`
+	Msg     string          `json:"msg"`
+	TID     int             `json:"tid"`
+	Syscall string          `json:"syscall"`
+	Args    string          `json:"args"`
+	Ret     int64           `json:"-"`
+	RawRet  json.RawMessage `json:"ret"`
+	Errno   string          `json:"errno"`
+	Path    string          `json:"path"`
+	// unknown: the log says "?", a host result the platform did not see.
+	unknown bool
 }
 
 func readCallLog(name string) (*callLog, error) {
@@ -473,6 +480,13 @@ func readCallLog(name string) (*callLog, error) {
 		var l logLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		if string(l.RawRet) == `"?"` {
+			l.unknown = true
+		} else if len(l.RawRet) > 0 {
+			if err := json.Unmarshal(l.RawRet, &l.Ret); err != nil {
+				return nil, fmt.Errorf("%s:%d: ret: %w", name, n, err)
+			}
 		}
 		if l.Msg == "syscall" && l.Syscall != "" {
 			lines = append(lines, l)
@@ -538,6 +552,8 @@ func buildCallLog(lines []logLine) *callLog {
 		}
 		c := diffCall{Syscall: l.Syscall, Args: normaliseArgs(l.Syscall, l.Args, argKinds[l.Syscall]), Path: l.Path}
 		switch {
+		case l.unknown:
+			c.Result = "?"
 		case l.Errno != "":
 			c.Result = "-1 " + l.Errno
 		case cloneCalls[l.Syscall] && l.Ret > 0:

@@ -104,3 +104,12 @@ func buildGo(t *testing.T, name string) string {
 	}
 	return out
 }
+
+// testPlatform is the platform the sandbox runs on in this test run:
+// $SENTRY_PLATFORM, which the sentry also reads, else ptrace.
+func testPlatform() string {
+	if p := os.Getenv("SENTRY_PLATFORM"); p != "" {
+		return p
+	}
+	return "ptrace"
+}
