@@ -13,6 +13,7 @@ const (
 	CounterFstatatShortcut  = "newfstatat.empty_path_shortcut"
 	CounterFstatatLookup    = "newfstatat.lookup"
 	CounterNotifyRewrite    = "unotify.rewrite_refused"
+	CounterNotified         = "unotify.notified"
 	counterSyscallPrefix    = "syscall."
 	counterEmulatedSuffix   = ".emulated"
 	counterPassthroughSuffx = ".passthrough"
@@ -34,6 +35,9 @@ type Counters struct {
 	// NotifyRewrite counts notified calls whose handler wanted a register
 	// rewrite (a sentry bug: they fail with ENOSYS).
 	NotifyRewrite atomic.Uint64
+	// Notified counts calls served by notification (the unotify
+	// platform) rather than at a ptrace stop.
+	Notified atomic.Uint64
 
 	emulated    [MaxSyscall]atomic.Uint64
 	passthrough [MaxSyscall]atomic.Uint64
@@ -53,6 +57,9 @@ func (c *Counters) Snapshot(table *SyscallTable) map[string]uint64 {
 	}
 	if n := c.NotifyRewrite.Load(); n > 0 {
 		m[CounterNotifyRewrite] = n
+	}
+	if n := c.Notified.Load(); n > 0 {
+		m[CounterNotified] = n
 	}
 	for nr := range table {
 		s := &table[nr]

@@ -124,6 +124,7 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		t.failWith = 0
 		return platform.Result{Action: platform.Done, Ret: ret}
 	}
+	k.Counters.Notified.Add(1)
 	t.notifID = id
 	t.notify = true
 	defer func() { t.notify = false }()
