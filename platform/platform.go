@@ -98,6 +98,10 @@ type Injector interface {
 	// guest resumes at once), so the caller must have done everything
 	// else first. It returns the guest's number.
 	InstallFD(id uint64, fd int, target int32, cloexec, complete bool) (int32, error)
+	// Blocking says the calling handler is about to wait for something
+	// the guest may do (a FIFO's other end): other calls must be served
+	// meanwhile.
+	Blocking()
 	// Valid reports whether call id is still waiting for its answer: the
 	// guest thread has not died or been interrupted meanwhile, so what
 	// the sentry read of its memory belongs to that call.

@@ -357,6 +357,15 @@ func (t *Task) InstallFD(fd int, cloexec, complete bool) (int32, error) {
 	return t.k.inj.InstallFD(t.notifID, fd, -1, cloexec, complete)
 }
 
+// Blocking tells a concurrent platform that the handler is about to wait
+// for something the guest may do, so that other calls are served
+// meanwhile.
+func (t *Task) Blocking() {
+	if t.notify && t.k.inj != nil {
+		t.k.inj.Blocking()
+	}
+}
+
 // CallValid reports whether the notified call is still waiting: a guest
 // thread that died or was interrupted meanwhile is not answered with what
 // the sentry read of memory that may no longer be its own. Always true on

@@ -127,6 +127,8 @@ func asGuest(t *sentry.Task, umask bool, fn func() error) error {
 // the sentry opens the host file for the guest and installs it.
 func openHost(t *sentry.Task, host string, flags, mode uint32, resolve uint64) sentry.Result {
 	var fd int
+	// A host FIFO or device may block the open.
+	t.Blocking()
 	err := asGuest(t, true, func() error {
 		var err error
 		if resolve != 0 {

@@ -69,6 +69,7 @@ func openFIFO(t *sentry.Task, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.
 	if t.Notified() {
 		// The open may block until the other end opens: this serving
 		// thread waits, others serve the rest of the guest.
+		t.Blocking()
 		fd, err := unix.Open(host, int(flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC))|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return sentry.ErrOf(errnoOf(err))

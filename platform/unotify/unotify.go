@@ -68,26 +68,30 @@ type seccompNotifAddfd struct {
 	newfdFlags uint32
 }
 
-// maxIdle is how many serving threads may wait for notifications at once;
-// more are started while all are busy (a handler may block: a FIFO open,
-// a lock wait), and the extra ones end when they find themselves idle.
-const maxIdle = 2
-
 // server answers the notifications of one listener.
 type server struct {
 	sup      platform.NotifySupervisor
 	cpu      int
 	listener int
-	// idle counts threads waiting in SECCOMP_IOCTL_NOTIF_RECV.
+	// idle counts threads waiting in SECCOMP_IOCTL_NOTIF_RECV (or about
+	// to): one normally. Another is started when a notification is
+	// already waiting as one is received (guest threads calling at once
+	// are served concurrently) or a handler is about to block; a thread
+	// that finds another waiting when it is done ends.
 	idle    atomic.Int32
 	stopped atomic.Bool
+	// syncWakeUp: SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is in force.
+	syncWakeUp bool
 }
 
 func (s *server) start(listener int) error {
-	var flags uint64 = unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
+	// The flags are the ioctl's argument itself, not a pointer to them
+	// (seccomp_notify_set_flags).
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP); e != 0 {
 		// Linux before 6.6: correct, only slower.
-		flags = 0
+		s.syncWakeUp = false
+	} else {
+		s.syncWakeUp = true
 	}
 	s.listener = listener
 	s.sup.SetInjector(s)
@@ -146,10 +150,11 @@ func (s *server) serve() {
 			s.idle.Add(-1)
 			return
 		}
-		if s.idle.Add(-1) == 0 && !s.stopped.Load() {
-			// Keep one thread waiting while this one serves.
-			s.idle.Add(1)
-			go s.serve()
+		s.idle.Add(-1)
+		if s.pending() {
+			// Another guest thread's call is waiting already: let a
+			// second thread take it while this one serves.
+			s.spawn()
 		}
 		args = platform.SyscallArgs{uintptr(req.args[0]), uintptr(req.args[1]), uintptr(req.args[2]),
 			uintptr(req.args[3]), uintptr(req.args[4]), uintptr(req.args[5])}
@@ -170,12 +175,33 @@ func (s *server) serve() {
 			// call is restarted or gone, nothing to answer.
 			unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 		}
-		if s.idle.Add(1) > maxIdle {
-			s.idle.Add(-1)
+		if !s.idle.CompareAndSwap(0, 1) {
+			// Another thread waits already: one waiter is what makes
+			// the synchronous wake-up pay off (every waiter is woken
+			// for each notification, and a Go thread woken after a
+			// long wait has lost its P), so this one ends.
 			return
 		}
 	}
 }
+
+// spawn starts another serving thread unless one is waiting already.
+func (s *server) spawn() {
+	if !s.stopped.Load() && s.idle.CompareAndSwap(0, 1) {
+		go s.serve()
+	}
+}
+
+// pending reports whether a notification is waiting to be received.
+func (s *server) pending() bool {
+	fds := [1]unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}}
+	n, _, _ := unix.RawSyscall(unix.SYS_POLL, uintptr(unsafe.Pointer(&fds[0])), 1, 0)
+	return int(n) == 1 && fds[0].Revents&unix.POLLIN != 0
+}
+
+// Blocking implements platform.Injector: the calling handler is about to
+// wait (a FIFO's open), so another thread must serve meanwhile.
+func (s *server) Blocking() { s.spawn() }
 
 // InstallFD implements platform.Injector.
 func (s *server) InstallFD(id uint64, fd int, target int32, cloexec, complete bool) (int32, error) {
