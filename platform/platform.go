@@ -86,6 +86,9 @@ type NotifySupervisor interface {
 	// SetInjector gives the supervisor the platform's Injector before the
 	// first notified call.
 	SetInjector(Injector)
+	// Threads is how many guest threads exist: with one, no two calls can
+	// wait at once.
+	Threads() int
 }
 
 // Injector changes a guest's descriptor table from outside, for a call

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -69,6 +70,8 @@ type Kernel struct {
 
 	mu    sync.Mutex
 	tasks map[int32]*Task
+	// ntasks is len(tasks), readable without mu.
+	ntasks atomic.Int32
 
 	// fifoDir holds the host FIFOs standing for the sentry's FIFOs.
 	fifoMu  sync.Mutex
@@ -95,6 +98,9 @@ func (k *Kernel) Task(tid int32) *Task {
 	k.mu.Unlock()
 	return t
 }
+
+// Threads implements platform.NotifySupervisor.Threads.
+func (k *Kernel) Threads() int { return int(k.ntasks.Load()) }
 
 // SetInjector implements platform.NotifySupervisor.SetInjector.
 func (k *Kernel) SetInjector(inj platform.Injector) { k.inj = inj }
@@ -341,6 +347,7 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 	k.mu.Lock()
 	child.TG.tasks[childTID] = child
 	k.tasks[childTID] = child
+	k.ntasks.Store(int32(len(k.tasks)))
 	k.mu.Unlock()
 }
 
@@ -365,6 +372,7 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 	delete(k.tasks, formerTID)
 	t.TG.tasks[tid] = t
 	k.tasks[tid] = t
+	k.ntasks.Store(int32(len(k.tasks)))
 	k.mu.Unlock()
 	for _, o := range gone {
 		o.release()
@@ -404,6 +412,7 @@ func (k *Kernel) unlinkTaskLocked(t *Task) {
 	if t.TG.tasks[t.TID] == t {
 		delete(t.TG.tasks, t.TID)
 	}
+	k.ntasks.Store(int32(len(k.tasks)))
 }
 
 // release drops t's uses of shared state (exit_files, exit_fs) once it is

@@ -151,7 +151,7 @@ func (s *server) serve() {
 			return
 		}
 		s.idle.Add(-1)
-		if s.pending() {
+		if s.sup.Threads() > 1 && s.pending() {
 			// Another guest thread's call is waiting already: let a
 			// second thread take it while this one serves.
 			s.spawn()
