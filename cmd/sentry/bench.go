@@ -180,7 +180,7 @@ func benchMain(args []string) int {
 		names[i] = w.name
 	}
 	fs.StringVar(&f.workloads, "workload", "all", "comma-separated `LIST` of workloads to run, or all")
-	fs.DurationVar(&f.duration, "duration", time.Second, "how long each run loops")
+	fs.DurationVar(&f.duration, "duration", 500*time.Millisecond, "how long each run loops (the default keeps all workloads, both platforms and both peers under 2 minutes)")
 	fs.IntVar(&f.repeats, "repeats", 3, "runs of each workload in each mode; the report shows medians")
 	fs.IntVar(&f.threads, "threads", 1, "copies of the workload run in parallel, each on its own file (will-it-scale -t); ops are summed")
 	fs.BoolVar(&f.json, "json", false, "print one JSON document with every number instead of tables")
