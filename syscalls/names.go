@@ -347,5 +347,5 @@ func Truncate(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if err := ino.CheckPermission(t.Creds(), vfs.MayWrite); err != nil {
 		return sentry.ErrOf(err)
 	}
-	return retErr(ino.Truncate(length, false))
+	return retErr(ino.Truncate(length, t.Creds()))
 }

@@ -41,7 +41,7 @@ func openNotified(t *sentry.Task) sentry.Result {
 			return sentry.ErrOf(err)
 		}
 	} else if flags&unix.O_TRUNC != 0 && flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
-		if err := d.Inode().Truncate(0, true); err != nil {
+		if err := d.Inode().Truncate(0, t.Creds()); err != nil {
 			return sentry.ErrOf(err)
 		}
 	}

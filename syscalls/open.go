@@ -250,7 +250,7 @@ func openExit(t *sentry.Task, ret int64) int64 {
 			return ret
 		}
 	} else if flags&unix.O_TRUNC != 0 && flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
-		if err := d.Inode().Truncate(0, true); err != nil {
+		if err := d.Inode().Truncate(0, t.Creds()); err != nil {
 			*s = sentry.Scratch{}
 			t.FailAfterClose(fd, errnoOf(err))
 			return ret

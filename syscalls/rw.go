@@ -251,7 +251,7 @@ func Ftruncate(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if f.Inode.Mode()&unix.S_IFMT != unix.S_IFREG || !f.Writable() {
 		return sentry.Err(unix.EINVAL)
 	}
-	if err := f.Inode.Truncate(length, false); err != nil {
+	if err := f.Inode.Truncate(length, t.Creds()); err != nil {
 		return sentry.ErrOf(err)
 	}
 	return sentry.Ret(0)

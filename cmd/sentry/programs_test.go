@@ -214,6 +214,21 @@ rm root-only; mkdir own && chmod 700 own && echo z > own/f && cat own/f; rm -r o
 stat -c "%A %U" root-only; ls rootdir`)
 }
 
+// TestNonRootTruncateDropsSUID: truncate(2), ftruncate(2) and an O_TRUNC
+// open by a guest without CAP_FSETID drop SUID, and SGID when
+// group-executable, even at the same size (do_truncate), as on /dev/shm;
+// root's truncate keeps them.
+func TestNonRootTruncateDropsSUID(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv not installed (needs util-linux)")
+	}
+	sameOnBothTmpfs(t, `cd "$1" && chmod 755 . && for f in a b c d r; do echo data > $f; chown 65534:65534 $f; done
+chmod 6755 a b c r && chmod 6745 d && truncate -s 0 r
+setpriv --reuid 65534 --regid 65534 --clear-groups -- sh -c '
+python3 -c "import os; os.truncate(\"a\", 5)"; truncate -s 2 b; : > c; truncate -s 0 d' 2>&1
+stat -c "%n %a %s" a b c d r`)
+}
+
 // TestFallocateOnTmpfs: fallocate's modes, sizes, blocks, holes punched,
 // and errors, as on /dev/shm.
 func TestFallocateOnTmpfs(t *testing.T) {

@@ -153,7 +153,7 @@ func TestConcurrent(t *testing.T) {
 					shared.Inode().WriteAt(buf, int64(k%20*100), c)
 					shared.Inode().Append(buf[:10], c)
 				case 5:
-					shared.Inode().Truncate(int64(k%5*1000), false)
+					shared.Inode().Truncate(int64(k%5*1000), nil)
 				case 6:
 					var st unix.Stat_t
 					shared.Inode().Stat(&st)

@@ -85,7 +85,7 @@ func fuzzOps(t *testing.T, data []byte) {
 				case 6:
 					_, err = i.WriteAt(make([]byte, int(y)*97), int64(x)*1531, c)
 				case 7:
-					err = i.Truncate(int64(y)*211, y&1 != 0)
+					err = i.Truncate(int64(y)*211, c)
 				case 8:
 					_, err = i.ReadAt(make([]byte, int(y)), int64(x)*100)
 				}

@@ -355,16 +355,16 @@ func (o *ourSide) run(s step) ([]byte, error) {
 			n, end, err := i.Append(pattern(s.n, 0), c)
 			return []byte(fmt.Sprint(n, end)), err
 		case "ftruncate":
-			return nil, i.Truncate(s.off, false)
+			return nil, i.Truncate(s.off, nil)
 		default:
-			return nil, i.Truncate(0, true)
+			return nil, i.Truncate(0, nil)
 		}
 	case "truncate":
 		i, err := o.openAs(s.a, c, vfs.MayWrite)
 		if err != nil {
 			return nil, err
 		}
-		return nil, i.Truncate(s.off, false)
+		return nil, i.Truncate(s.off, nil)
 	case "read":
 		i, err := o.openAs(s.a, c, vfs.MayRead)
 		if err != nil {

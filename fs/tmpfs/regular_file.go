@@ -165,11 +165,13 @@ func (i *inode) removePrivsLocked(c *vfs.Credentials) {
 // mtime and ctime even when the size does not change (verified against
 // /dev/shm; ftruncate and O_TRUNC pass ATTR_MTIME|ATTR_CTIME and the
 // multigrain setattr path stamps them), so fromOpen makes no difference
-// here. Growing a file only moves i_size: pages are allocated when written,
+// here. A caller without CAP_FSETID loses SUID and SGID whether or not
+// the size changes (do_truncate passes ATTR_KILL_SUID/SGID from
+// dentry_needs_remove_privs). Growing a file only moves i_size: pages are allocated when written,
 // so, as in Linux, a truncate past the size limit succeeds. Shrinking frees
 // the pages past the new size and zeroes the tail of a partial last page
 // (shmem_truncate_range), so growing again reads zeros.
-func (i *inode) Truncate(size int64, fromOpen bool) error {
+func (i *inode) Truncate(size int64, c *vfs.Credentials) error {
 	if i.isDir() {
 		return unix.EISDIR
 	}
@@ -187,6 +189,7 @@ func (i *inode) Truncate(size int64, fromOpen bool) error {
 	}
 	i.size = size
 	i.mtime, i.ctime = now, now
+	i.removePrivsLocked(c)
 	i.mu.Unlock()
 	i.fs.unreservePages(freed)
 	return nil

@@ -288,7 +288,7 @@ func TestReadWrite(t *testing.T) {
 		if _, _, err := tc.i.Append(make([]byte, 1), rootCreds); errnoOf(t, err) != tc.want {
 			t.Errorf("%s Append: %v", tc.name, err)
 		}
-		if err := tc.i.Truncate(0, false); errnoOf(t, err) != tc.want {
+		if err := tc.i.Truncate(0, nil); errnoOf(t, err) != tc.want {
 			t.Errorf("%s Truncate: %v", tc.name, err)
 		}
 	}
@@ -300,6 +300,10 @@ func TestReadWrite(t *testing.T) {
 	}
 }
 
+// TestWriteTimesAndPrivs: a write, and a truncate (even to the same size:
+// do_truncate -> setattr_should_drop_suidgid), by a caller without
+// CAP_FSETID drop SUID, and SGID when group-executable or the caller is not
+// in the group; root keeps them.
 func TestWriteTimesAndPrivs(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -328,6 +332,13 @@ func TestWriteTimesAndPrivs(t *testing.T) {
 			if st.Mtim.Nano() == 1 || st.Ctim != st.Mtim || st.Atim.Nano() != 1 {
 				t.Errorf("times after write: a %v m %v c %v", st.Atim, st.Mtim, st.Ctim)
 			}
+			setAttr(d, tc.mode, 1000, 1000)
+			if err := d.Inode().Truncate(1, tc.c); err != nil {
+				t.Fatal(err)
+			}
+			if st := stat(t, d); st.Mode&07777 != tc.wantMode {
+				t.Errorf("mode after truncate %o, want %o", st.Mode&07777, tc.wantMode)
+			}
 		})
 	}
 }
@@ -339,20 +350,19 @@ func TestTruncate(t *testing.T) {
 	mustWrite(t, fs, "f", 0, bytes.Repeat([]byte{7}, 10000))
 	for _, tc := range []struct {
 		size       int64
-		fromOpen   bool
 		wantBlocks int64
 		wantErr    unix.Errno
 	}{
-		{5000, false, 16, 0},
-		{100000, false, 16, 0},
-		{5000, false, 16, 0},
-		{4096, true, 8, 0},
-		{-1, false, 8, unix.EINVAL},
-		{0, true, 0, 0},
-		{1 << 40, false, 0, 0},
+		{5000, 16, 0},
+		{100000, 16, 0},
+		{5000, 16, 0},
+		{4096, 8, 0},
+		{-1, 8, unix.EINVAL},
+		{0, 0, 0},
+		{1 << 40, 0, 0},
 	} {
 		setTimes(d, 1, 1, 1)
-		err := f.Truncate(tc.size, tc.fromOpen)
+		err := f.Truncate(tc.size, rootCreds)
 		if errnoOf(t, err) != tc.wantErr {
 			t.Fatalf("Truncate(%d) = %v, want %v", tc.size, err, tc.wantErr)
 		}
@@ -369,8 +379,8 @@ func TestTruncate(t *testing.T) {
 	}
 	// Bytes past a shrink read as zeros after growing again.
 	mustWrite(t, fs, "f", 0, bytes.Repeat([]byte{9}, 8192))
-	f.Truncate(100, false)
-	f.Truncate(8192, false)
+	f.Truncate(100, nil)
+	f.Truncate(8192, nil)
 	buf := make([]byte, 8192)
 	f.ReadAt(buf, 0)
 	if !bytes.Equal(buf[:100], bytes.Repeat([]byte{9}, 100)) || !bytes.Equal(buf[100:], make([]byte, 8092)) {
@@ -399,13 +409,13 @@ func TestSizeLimit(t *testing.T) {
 	if _, err := fs.Root().Symlink("s", "short", rootCreds); err != nil {
 		t.Errorf("short Symlink when full: %v", err)
 	}
-	if err := f.Truncate(1<<30, false); err != nil {
+	if err := f.Truncate(1<<30, nil); err != nil {
 		t.Errorf("growing Truncate past the limit: %v", err)
 	}
 	if _, b := fs.Usage(); b != 3*4096 {
 		t.Errorf("Usage bytes %d", b)
 	}
-	f.Truncate(0, false)
+	f.Truncate(0, nil)
 	if _, b := fs.Usage(); b != 0 {
 		t.Errorf("Usage bytes after truncate %d", b)
 	}

@@ -79,11 +79,12 @@ type Inode interface {
 	// Append writes at the end atomically (O_APPEND) and returns the bytes
 	// written and the new end offset.
 	Append(p []byte, c *Credentials) (n int, end int64, err error)
-	// Truncate sets the size (ftruncate/O_TRUNC): mtime and ctime change
-	// only if the size changed, except that O_TRUNC always changes them
-	// (Linux: do_truncate with ATTR_MTIME|ATTR_CTIME from open). EINVAL for
-	// a negative size, EISDIR for directories, ENOSPC past the limit.
-	Truncate(size int64, fromOpen bool) error
+	// Truncate sets the size (truncate, ftruncate, O_TRUNC) for a caller
+	// with credentials c (nil: the sentry itself): mtime and ctime change,
+	// and a caller without CAP_FSETID drops SUID and SGID as a write does
+	// (do_truncate -> setattr_should_drop_suidgid). EINVAL for a negative
+	// size, EISDIR for directories.
+	Truncate(size int64, c *Credentials) error
 
 	// Symlinks.
 
