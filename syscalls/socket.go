@@ -79,7 +79,7 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		return sentry.ErrOf(err)
 	}
 	if r.host {
-		return passSockaddr(t, unix.SYS_BIND, args, &r)
+		return passSockaddr(t, unix.SYS_BIND, args, 1, &r)
 	}
 	if r.Dentry != nil || r.Parent == nil {
 		return sentry.Err(unix.EADDRINUSE)
@@ -117,7 +117,20 @@ func bindExit(t *sentry.Task, ret int64) int64 {
 // permission needed, as unix_find_bsd); the host connects to the host
 // path standing for it.
 func Connect(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	p, ok := unixPath(t, args[1], args[2])
+	return toSocketPath(t, unix.SYS_CONNECT, args, 1)
+}
+
+// Sendto is sendto(fd, buf, len, flags, addr, addrlen): a datagram sent to
+// a path finds its socket as connect does (unix_dgram_sendmsg ->
+// unix_find_other -> unix_find_bsd).
+func Sendto(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return toSocketPath(t, unix.SYS_SENDTO, args, 4)
+}
+
+// toSocketPath serves a call that reaches the AF_UNIX socket named by the
+// sockaddr at argument i (its length at i+1).
+func toSocketPath(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i int) sentry.Result {
+	p, ok := unixPath(t, args[i], args[i+1])
 	if !ok {
 		return sentry.Pass()
 	}
@@ -126,7 +139,7 @@ func Connect(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		return sentry.ErrOf(err)
 	}
 	if r.host {
-		return passSockaddr(t, unix.SYS_CONNECT, args, &r)
+		return passSockaddr(t, sysno, args, i, &r)
 	}
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
@@ -142,7 +155,7 @@ func Connect(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if err != nil {
 		return sentry.Err(unix.ECONNREFUSED)
 	}
-	return redirectSockaddr(t, unix.SYS_CONNECT, args, 1, host, identityExit)
+	return redirectSockaddr(t, sysno, args, i, host, identityExit)
 }
 
 func identityExit(_ *sentry.Task, ret int64) int64 { return ret }
@@ -150,9 +163,9 @@ func identityExit(_ *sentry.Task, ret int64) int64 { return ret }
 // passSockaddr lets the host run a call on a host socket path: the
 // guest's own sockaddr, or the resolved host path where the walk went
 // through a sentry mount.
-func passSockaddr(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, r *resolved) sentry.Result {
+func passSockaddr(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i int, r *resolved) sentry.Result {
 	if r.hostPath == "" {
 		return sentry.Pass()
 	}
-	return redirectSockaddr(t, sysno, args, 1, r.hostPath, identityExit)
+	return redirectSockaddr(t, sysno, args, i, r.hostPath, identityExit)
 }

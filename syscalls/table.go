@@ -97,6 +97,7 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_FLISTXATTR, "flistxattr", Flistxattr, fd, ptr, num)
 	add(unix.SYS_BIND, "bind", Bind, fd, ptr, num)
 	add(unix.SYS_CONNECT, "connect", Connect, fd, ptr, num)
+	add(unix.SYS_SENDTO, "sendto", Sendto, fd, ptr, num, hex, ptr, num)
 	// Attributes: attr.go.
 	add(unix.SYS_CHMOD, "chmod", Chmod, path, mode)
 	add(unix.SYS_FCHMOD, "fchmod", Fchmod, fd, mode)

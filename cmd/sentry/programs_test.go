@@ -99,7 +99,8 @@ cd "$1" && `+busybox+` mkfifo -m 600 pipe && `+busybox+` stat -c '%A %s %h' pipe
 }
 
 // TestUnixSocketsOnTmpfs binds, connects and talks over a Unix socket at
-// a path in the work directory, and checks bind's and connect's errors.
+// a path in the work directory, sends datagrams to a path, and checks
+// bind's, connect's and sendto's errors.
 func TestUnixSocketsOnTmpfs(t *testing.T) {
 	script, err := filepath.Abs("testdata/unixsock.py")
 	if err != nil {
@@ -114,7 +115,7 @@ func TestUnixSocketsOnTmpfs(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := sameOnBothTmpfs(t, `python3 `+dst+` "$1"`)
-	if !strings.Contains(out, "hello over unix") {
+	if !strings.Contains(out, "hello over unix") || !strings.Contains(out, "datagram") {
 		t.Fatalf("got %q", out)
 	}
 }

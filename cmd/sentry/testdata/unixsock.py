@@ -25,3 +25,17 @@ try:
 except OSError as e:
     print("notsock", e.errno)
 os.unlink(p); print(sorted(os.listdir(d)))
+# Datagrams sent to a path (sendto), between processes.
+dp = os.path.join(d, "d.sock")
+dsrv = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+dsrv.bind(dp)
+if os.fork() == 0:
+    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"datagram", dp); os._exit(0)
+print(dsrv.recv(100).decode())
+os.wait()
+for name in ("nope", "plain"):
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"x", os.path.join(d, name))
+    except OSError as e:
+        print("sendto", name, e.errno)
+os.unlink(dp); print(sorted(os.listdir(d)))
