@@ -76,6 +76,11 @@ type Kernel struct {
 	// fifoDir holds the host FIFOs standing for the sentry's FIFOs.
 	fifoMu  sync.Mutex
 	fifoDir string
+	// sockNames maps the host path a guest socket is bound to to the
+	// path the guest bound it at (what getsockname reports), guarded by
+	// fifoMu; nsock is its size.
+	sockNames map[string]string
+	nsock     atomic.Int32
 }
 
 // NewKernel returns a kernel serving table.
@@ -457,6 +462,37 @@ func (k *Kernel) HostFIFO(m *vfs.Mount, ino uint64) (string, error) {
 	}
 	return p, nil
 }
+
+// SetSocketName records that the socket bound at host path host was bound
+// by the guest at path guest ("" forgets it).
+func (k *Kernel) SetSocketName(host, guest string) {
+	k.fifoMu.Lock()
+	defer k.fifoMu.Unlock()
+	if k.sockNames == nil {
+		k.sockNames = map[string]string{}
+	}
+	if guest == "" {
+		delete(k.sockNames, host)
+	} else {
+		k.sockNames[host] = guest
+	}
+	k.nsock.Store(int32(len(k.sockNames)))
+}
+
+// SocketName is the guest's path for a socket bound at host path host.
+func (k *Kernel) SocketName(host string) (string, bool) {
+	if k.nsock.Load() == 0 {
+		return "", false
+	}
+	k.fifoMu.Lock()
+	defer k.fifoMu.Unlock()
+	g, ok := k.sockNames[host]
+	return g, ok
+}
+
+// HasSocketNames reports whether any guest socket is bound in a sentry
+// mount.
+func (k *Kernel) HasSocketNames() bool { return k.nsock.Load() > 0 }
 
 // HostSocket is the host path a Unix socket bound at socket inode ino of
 // mount m is bound to (the host's bind creates it).

@@ -99,6 +99,10 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	}
 	s := t.Scratch()
 	*s = sentry.Scratch{Dir: r.Parent, Name: r.Name}
+	// getsockname and getpeername report the guest's path, as the
+	// kernel reports the one bind was given.
+	t.Kernel().SetSocketName(host, p)
+	s.Mount, s.Aux = r.Mount, d.Inode().Ino()
 	return redirectSockaddr(t, unix.SYS_BIND, args, 1, host, bindExit)
 }
 
@@ -107,6 +111,9 @@ func bindExit(t *sentry.Task, ret int64) int64 {
 	s := t.Scratch()
 	if ret < 0 && s.Dir != nil {
 		s.Dir.Unlink(s.Name, t.Creds())
+		if host, err := t.Kernel().HostSocket(s.Mount, s.Aux); err == nil {
+			t.Kernel().SetSocketName(host, "")
+		}
 	}
 	*s = sentry.Scratch{}
 	return ret
@@ -168,4 +175,66 @@ func passSockaddr(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i i
 		return sentry.Pass()
 	}
 	return redirectSockaddr(t, sysno, args, i, r.hostPath, identityExit)
+}
+
+// Getsockname is getsockname(fd, addr, addrlen), and Getpeername
+// getpeername: the host reports the host path a guest socket in a sentry
+// mount is bound to; the guest sees the path it bound (unix_getname
+// copies the address bind stored: the path as given, its length
+// offsetof(sun_path) + strlen + 1), truncated to its buffer as the kernel
+// truncates.
+func Getsockname(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	if !t.Kernel().HasSocketNames() || args[1] == 0 || args[2] == 0 {
+		return sentry.Pass()
+	}
+	var lb [4]byte
+	if t.CopyIn(args[2], lb[:]) != nil {
+		return sentry.Pass()
+	}
+	s := t.Scratch()
+	*s = sentry.Scratch{Args: *args, Aux: uint64(binary.LittleEndian.Uint32(lb[:]))}
+	return sentry.Observe(t, t.Sysno(), args, socknameExit, false)
+}
+
+func socknameExit(t *sentry.Task, ret int64) int64 {
+	s := t.Scratch()
+	fd, addr, lenAddr, userLen := int32(s.Args[0]), s.Args[1], s.Args[2], int(int32(uint32(s.Aux)))
+	*s = sentry.Scratch{}
+	if ret != 0 || userLen < 0 {
+		return ret
+	}
+	// The guest's buffer may hold a truncated address: ask the socket
+	// itself for the whole one.
+	local, err := platform.GetFD(t.TID, fd)
+	if err != nil {
+		return ret
+	}
+	var sa unix.Sockaddr
+	if t.Sysno() == unix.SYS_GETPEERNAME {
+		sa, err = unix.Getpeername(local)
+	} else {
+		sa, err = unix.Getsockname(local)
+	}
+	unix.Close(local)
+	su, ok := sa.(*unix.SockaddrUnix)
+	if err != nil || !ok {
+		return ret
+	}
+	guest, ok := t.Kernel().SocketName(su.Name)
+	if !ok {
+		return ret
+	}
+	var nb [sockaddrUnSize]byte
+	binary.LittleEndian.PutUint16(nb[:2], unix.AF_UNIX)
+	copy(nb[2:], guest)
+	full := 2 + len(guest) + 1
+	if t.CopyOut(addr, nb[:min(full, userLen)]) != nil {
+		return -int64(unix.EFAULT)
+	}
+	var lb [4]byte
+	binary.LittleEndian.PutUint32(lb[:], uint32(full))
+	if t.CopyOut(lenAddr, lb[:]) != nil {
+		return -int64(unix.EFAULT)
+	}
+	return ret
 }

@@ -98,6 +98,8 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_BIND, "bind", Bind, fd, ptr, num)
 	add(unix.SYS_CONNECT, "connect", Connect, fd, ptr, num)
 	add(unix.SYS_SENDTO, "sendto", Sendto, fd, ptr, num, hex, ptr, num)
+	add(unix.SYS_GETSOCKNAME, "getsockname", Getsockname, fd, ptr, ptr)
+	add(unix.SYS_GETPEERNAME, "getpeername", Getsockname, fd, ptr, ptr)
 	// Attributes: attr.go.
 	add(unix.SYS_CHMOD, "chmod", Chmod, path, mode)
 	add(unix.SYS_FCHMOD, "fchmod", Fchmod, fd, mode)

@@ -3,6 +3,7 @@ d = sys.argv[1]
 p = os.path.join(d, "s.sock")
 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 srv.bind(p); srv.listen(1)
+print("sockname", srv.getsockname().replace(d, "D"))
 st = os.stat(p)
 print("mode", oct(st.st_mode), stat.S_ISSOCK(st.st_mode))
 try:
@@ -11,7 +12,7 @@ except OSError as e:
     print("rebind", e.errno)
 if os.fork() == 0:
     c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    c.connect(p); c.sendall(b"hello over unix"); c.close(); os._exit(0)
+    c.connect(p); c.sendall(b"hello over unix " + c.getpeername().replace(d, "D").encode()); c.close(); os._exit(0)
 conn, _ = srv.accept()
 print(conn.recv(100).decode())
 os.wait()
@@ -39,3 +40,14 @@ for name in ("nope", "plain"):
     except OSError as e:
         print("sendto", name, e.errno)
 os.unlink(dp); print(sorted(os.listdir(d)))
+# A relative path is reported as given; a short buffer gets a truncated
+# address and the full length.
+os.chdir(d)
+rel = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+rel.bind("rel.sock")
+print("relative", rel.getsockname())
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(8); ln = ctypes.c_uint32(8)
+print("short", libc.getsockname(rel.fileno(), buf, ctypes.byref(ln)), ln.value, buf.raw[2:8])
+os.unlink("rel.sock")
