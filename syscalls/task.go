@@ -1,6 +1,10 @@
 package syscalls
 
 import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
@@ -13,10 +17,11 @@ import (
 // exec event, which only a successful exec reports. A file of the
 // sentry's is run by the host from a copy: the call becomes
 // memfd_create, the sentry fills the memfd with the file, and the guest
-// then issues execveat(memfd, "", argv, envp, AT_EMPTY_PATH). An ELF
-// binary's memfd is close-on-exec; a "#!" script's is not, since the
-// kernel hands the interpreter /dev/fd/N (so the script's $0 is that
-// name, not its path: a known divergence).
+// then issues execveat(memfd, "", argv, envp, AT_EMPTY_PATH). A "#!"
+// script is started as the kernel's binfmt_script would: its interpreter
+// is exec'd with the script's path as an argument (execScript), unless
+// that interpreter is itself a sentry file; then the script runs from a
+// memfd too, not close-on-exec, and its $0 is /dev/fd/N.
 func Execve(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	return execveat(t, unix.AT_FDCWD, args[0], args[1], args[2], 0)
 }
@@ -56,10 +61,13 @@ func execveat(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags u
 	if err := ino.CheckPermission(t.Creds(), vfs.MayExec); err != nil {
 		return sentry.ErrOf(err)
 	}
-	var magic [2]byte
-	n, _ := ino.ReadAt(magic[:], 0)
+	var head [binprmBufSize]byte
+	n, _ := ino.ReadAt(head[:], 0)
 	memfdFlags := uintptr(unix.MFD_CLOEXEC)
-	if n == 2 && magic == [2]byte{'#', '!'} {
+	if n >= 2 && head[0] == '#' && head[1] == '!' {
+		if res, ok := execScript(t, dirfd, pathAddr, argv, envp, flags, head[:n]); ok {
+			return res
+		}
 		memfdFlags = 0
 	}
 	// An empty string of the sentry's: the memfd's name and execveat's
@@ -71,6 +79,151 @@ func execveat(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags u
 	s := t.Scratch()
 	*s = sentry.Scratch{Found: d, Args: platform.SyscallArgs{0, nameAddr, argv, envp, unix.AT_EMPTY_PATH}}
 	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, platform.SyscallArgs{nameAddr, memfdFlags}, execExit)
+}
+
+// binprmBufSize is BINPRM_BUF_SIZE: how much of a file exec looks at.
+const binprmBufSize = 256
+
+// parseShebang splits a "#!" line as binfmt_script's load_script does, on
+// the first 256 bytes of the file zero-padded (prepare_binprm): the line
+// ends at the first newline; without one, at the buffer's last byte, and
+// only if the interpreter's name is followed by a blank or NUL within the
+// buffer (else it may be truncated). Trailing blanks go; the interpreter
+// is the first word (up to a blank or NUL) and what follows its blanks,
+// up to a NUL, one argument. ok is false for ENOEXEC.
+func parseShebang(head []byte) (interp, arg string, ok bool) {
+	var buf [binprmBufSize]byte
+	copy(buf[:], head)
+	blank := func(c byte) bool { return c == ' ' || c == '\t' }
+	term := func(c byte) bool { return blank(c) || c == 0 }
+	const last = binprmBufSize - 1
+	end := bytes.IndexByte(buf[:], '\n')
+	if end < 0 {
+		first := 2
+		for first <= last && blank(buf[first]) {
+			first++
+		}
+		if first > last {
+			return "", "", false
+		}
+		sep := first
+		for sep <= last && !term(buf[sep]) {
+			sep++
+		}
+		if sep > last {
+			return "", "", false
+		}
+		end = last
+	}
+	for end > 2 && blank(buf[end-1]) {
+		end--
+	}
+	name := 2
+	for name <= end && blank(buf[name]) {
+		name++
+	}
+	if name >= end {
+		return "", "", false
+	}
+	sep := name
+	for sep <= end && !term(buf[sep]) {
+		sep++
+	}
+	if sep > end || sep == end {
+		return string(buf[name:end]), "", true
+	}
+	interp = string(buf[name:sep])
+	if buf[sep] == 0 {
+		return interp, "", true
+	}
+	a := sep
+	for a < end && blank(buf[a]) {
+		a++
+	}
+	rest := buf[a:end]
+	if i := bytes.IndexByte(rest, 0); i >= 0 {
+		rest = rest[:i]
+	}
+	return interp, string(rest), true
+}
+
+// execScript starts a sentry "#!" script as load_script would: the call
+// becomes execve(interpreter, [interpreter, arg?, filename, argv[1:]...],
+// envp), where filename is the path the guest exec'd (bprm->filename:
+// /dev/fd/N/path for execveat relative to a directory fd). The
+// interpreter must be an absolute host path; otherwise ok is false and
+// the script runs from a memfd.
+func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags uint32, head []byte) (sentry.Result, bool) {
+	interp, arg, ok := parseShebang(head)
+	if !ok {
+		return sentry.Err(unix.ENOEXEC), true
+	}
+	if interp[0] != '/' || argv == 0 {
+		return sentry.Result{}, false
+	}
+	if r, err := resolveSocketPath(t, interp, true); err != nil || !r.host || r.hostPath != "" {
+		return sentry.Result{}, false
+	}
+	p, err := t.ReadPath(pathAddr)
+	if err != nil {
+		return sentry.ErrOf(err), true
+	}
+	filename := string(p)
+	switch {
+	case len(filename) > 0 && filename[0] == '/':
+	case dirfd == unix.AT_FDCWD:
+	case filename == "" && flags&unix.AT_EMPTY_PATH != 0:
+		filename = "/dev/fd/" + strconv.Itoa(int(dirfd))
+	default:
+		filename = "/dev/fd/" + strconv.Itoa(int(dirfd)) + "/" + filename
+	}
+	// The guest's argv after argv[0]: its pointers stay valid until the
+	// exec replaces the image.
+	var rest []uintptr
+	var ptr [8]byte
+	for i := uintptr(1); ; i++ {
+		if err := t.CopyIn(argv+8*i, ptr[:]); err != nil {
+			return sentry.Err(unix.EFAULT), true
+		}
+		v := uintptr(binary.LittleEndian.Uint64(ptr[:]))
+		if v == 0 {
+			break
+		}
+		if len(rest) >= 1<<16 {
+			return sentry.Result{}, false
+		}
+		rest = append(rest, v)
+	}
+	// An argv[0] that was NULL means no further arguments either.
+	if err := t.CopyIn(argv, ptr[:]); err != nil {
+		return sentry.Err(unix.EFAULT), true
+	}
+	if binary.LittleEndian.Uint64(ptr[:]) == 0 {
+		rest = nil
+	}
+	strs := []string{interp}
+	if arg != "" {
+		strs = append(strs, arg)
+	}
+	strs = append(strs, filename)
+	var newArgv []uintptr
+	for _, str := range strs {
+		a, err := t.WriteStackString(str)
+		if err != nil {
+			return sentry.Result{}, false
+		}
+		newArgv = append(newArgv, a)
+	}
+	newArgv = append(append(newArgv, rest...), 0)
+	buf := make([]byte, 8*len(newArgv))
+	for i, v := range newArgv {
+		binary.LittleEndian.PutUint64(buf[8*i:], uint64(v))
+	}
+	argvAddr, err := t.StackBuffer(len(buf), buf)
+	if err != nil {
+		return sentry.Result{}, false
+	}
+	return sentry.RewriteTo(t, unix.SYS_EXECVE, platform.SyscallArgs{newArgv[0], argvAddr, envp}, identityExit), true
 }
 
 func execExit(t *sentry.Task, ret int64) int64 {

@@ -60,7 +60,9 @@ sqlite3 "$db" 'select count(*), sum(a), max(b) from t; pragma integrity_check;'`
 }
 
 // TestExecFromTmpfs builds a C program into the work directory and runs
-// it from there, and runs a "#!/bin/sh" script by path.
+// it from there, and runs "#!" scripts by path: $0 and the arguments are
+// the kernel's (binfmt_script: interpreter, its one argument, the path as
+// exec'd, the rest), an empty "#!" line is ENOEXEC.
 func TestExecFromTmpfs(t *testing.T) {
 	src := buildC(t, "forkwait") + ".c"
 	if err := os.WriteFile(src, []byte("#include <stdio.h>\nint main(int c, char **v) { printf(\"%s %d\\n\", v[1], c); return 5; }\n"), 0o644); err != nil {
@@ -68,7 +70,12 @@ func TestExecFromTmpfs(t *testing.T) {
 	}
 	sameOnBothTmpfs(t, `cd "$1" && gcc -o prog `+src+` && ./prog hi there; echo "rc=$?"
 "$1/prog" x; echo "rc=$?"
-printf '#!/bin/sh\necho "script $1 $#"\nexit 4\n' > s.sh && chmod +x s.sh && ./s.sh a b; echo "rc=$?"
+printf '#!/bin/sh\necho "script $0 $1 $#"\nexit 4\n' > s.sh && chmod +x s.sh && ./s.sh a b; echo "rc=$?"
+"$1/s.sh" c | sed "s|$1|D|"
+printf '#!  /bin/sh   -e  \necho "args $0 $*"; false; echo notreached\n' > e.sh && chmod +x e.sh && ./e.sh x "y z"; echo "rc=$?"
+printf '#!\necho hi\n' > n.sh && chmod +x n.sh && python3 -c 'import os
+try: os.execv("./n.sh", ["n"])
+except OSError as e: print("noexec", e.errno)'
 chmod -x prog; ./prog 2>/dev/null; echo "rc=$?"
 mkdir sub; ./sub 2>/dev/null; echo "rc=$?"`)
 }
