@@ -104,6 +104,17 @@ func (k *Kernel) Task(tid int32) *Task {
 	return t
 }
 
+// FDTableOf is the descriptor table of guest thread or process tid, nil
+// if the sentry has no such task; for /proc/PID/fd of another guest
+// process. It does not take that task's lock (its own call may hold it).
+func (k *Kernel) FDTableOf(tid int32) *FDTable {
+	t := k.Task(tid)
+	if t == nil {
+		return nil
+	}
+	return t.fdtOf.Load()
+}
+
 // Threads implements platform.NotifySupervisor.Threads.
 func (k *Kernel) Threads() int { return int(k.ntasks.Load()) }
 
@@ -312,7 +323,7 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		child.creds = &c
 		// The first process.
 		child.TG = &ThreadGroup{TGID: childTID, tasks: map[int32]*Task{}}
-		child.fdt = newFDTable()
+		child.setFDTable(newFDTable())
 		child.fs = &FSContext{users: 1, cwd: vfs.Location{Host: k.Opts.Cwd}, umask: k.Opts.Umask & 0777}
 	} else {
 		parent.mu.Lock()
@@ -335,9 +346,9 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		}
 		if flags&unix.CLONE_FILES != 0 {
 			parent.fdt.IncUsers()
-			child.fdt = parent.fdt
+			child.setFDTable(parent.fdt)
 		} else {
-			child.fdt = parent.fdt.Fork()
+			child.setFDTable(parent.fdt.Fork())
 		}
 		if flags&unix.CLONE_FS != 0 {
 			parent.fs.mu.Lock()
@@ -389,7 +400,7 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 	if t.fdt.Shared() {
 		n := t.fdt.Fork()
 		t.fdt.DecUsers()
-		t.fdt = n
+		t.setFDTable(n)
 	}
 	for _, f := range t.fdt.RemoveIf(func(_ int32, cloexec bool) bool { return cloexec }) {
 		f.DecRef()

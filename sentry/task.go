@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -88,6 +89,8 @@ type Task struct {
 
 	fdt *FDTable
 	fs  *FSContext
+	// fdtOf is fdt, readable by other tasks' calls without mu.
+	fdtOf atomic.Pointer[FDTable]
 
 	// exit completes a rewritten call at its syscall-exit stop.
 	exit ExitFn
@@ -154,6 +157,12 @@ type Scratch struct {
 
 // Kernel returns the task's kernel.
 func (t *Task) Kernel() *Kernel { return t.k }
+
+// setFDTable replaces the task's descriptor table.
+func (t *Task) setFDTable(f *FDTable) {
+	t.fdt = f
+	t.fdtOf.Store(f)
+}
 
 // FDTable returns the task's descriptor table.
 func (t *Task) FDTable() *FDTable { return t.fdt }
@@ -261,7 +270,7 @@ func (t *Task) UnshareFDTable() {
 	}
 	n := t.fdt.Fork()
 	t.fdt.DecUsers()
-	t.fdt = n
+	t.setFDTable(n)
 }
 
 // ioBufSize bounds the buffer one read or write copies through at a time.

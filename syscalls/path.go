@@ -56,6 +56,13 @@ func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK 
 			// /proc/self/fd/N of a virtual fd is a magic link to the
 			// sentry's file, as the kernel's proc_fd_link.
 			defer f.DecRef()
+			if rest == "" && !follow {
+				// Not followed (lstat, unlink, O_NOFOLLOW): the call is
+				// on the magic link itself, a procfs symlink the host
+				// serves as it would natively.
+				r.host = true
+				return r, nil
+			}
 			if rest == "" {
 				// The link itself has no parent a name operation
 				// could change (unlink, rename and mkdir refuse it).
@@ -179,10 +186,17 @@ func procFDLink(t *sentry.Task, p string) (*vfs.FileDescription, string, bool) {
 	}
 	who := rest[:i]
 	rest = rest[i:]
+	fdt := t.FDTable()
 	if who != "self" && who != "thread-self" {
 		n, err := strconv.Atoi(who)
-		if err != nil || (int32(n) != t.TID && int32(n) != t.TG.TGID) {
+		if err != nil {
 			return nil, "", false
+		}
+		if int32(n) != t.TID && int32(n) != t.TG.TGID {
+			// Another guest process's descriptors (ls -l /proc/PID/fd).
+			if fdt = t.Kernel().FDTableOf(int32(n)); fdt == nil {
+				return nil, "", false
+			}
 		}
 	}
 	if who == "thread-self" {
@@ -204,7 +218,7 @@ func procFDLink(t *sentry.Task, p string) (*vfs.FileDescription, string, bool) {
 	if err != nil || n < 0 {
 		return nil, "", false
 	}
-	f := t.FDTable().Get(int32(n))
+	f := fdt.Get(int32(n))
 	if f == nil {
 		return nil, "", false
 	}

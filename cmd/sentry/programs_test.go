@@ -127,8 +127,9 @@ func TestUnixSocketsOnTmpfs(t *testing.T) {
 	}
 }
 
-// TestProcFDNames: /proc/self/fd/N and /proc/self/cwd name the sentry's
-// files by their guest paths (" (deleted)" once unlinked), as Linux does.
+// TestProcFDNames: /proc/self/fd/N, /proc/PID/fd/N of another guest
+// process and /proc/self/cwd name the sentry's files by their guest paths
+// (" (deleted)" once unlinked), and are symlinks to lstat, as Linux does.
 func TestProcFDNames(t *testing.T) {
 	out := sameOnBothTmpfs(t, `python3 -c '
 import os, sys
@@ -139,9 +140,14 @@ os.mkdir(d + "/sub"); os.chdir(d + "/sub")
 print(os.readlink("/proc/self/cwd") == d + "/sub", os.getcwd() == d + "/sub")
 os.unlink(d + "/x")
 print(os.readlink("/proc/self/fd/%d" % fd) == d + "/x (deleted)")
-' "$1"`)
-	if out != "True\nTrue True\nTrue\n" {
-		t.Fatalf("got %q", out)
+' "$1"
+cd "$1" && exec 5>y && ls -l /proc/self/fd/5 /proc/$$/fd/5 | sed "s|.*:[0-9][0-9] ||; s|$1|D|; s|/proc/[0-9]*/|/proc/P/|"
+stat -c "%F" /proc/self/fd/5 /proc/$$/fd/5; stat -L -c "%F %s" /proc/self/fd/5`)
+	want := "True\nTrue True\nTrue\n" +
+		"/proc/P/fd/5 -> D/y\n/proc/self/fd/5 -> D/y\n" +
+		"symbolic link\nsymbolic link\nregular empty file 0\n"
+	if out != want {
+		t.Fatalf("got %q, want %q", out, want)
 	}
 }
 
