@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -73,12 +74,20 @@ type server struct {
 	sup      platform.NotifySupervisor
 	cpu      int
 	listener int
-	// idle counts threads waiting in SECCOMP_IOCTL_NOTIF_RECV (or about
-	// to): one normally. Another is started when a notification is
-	// already waiting as one is received (guest threads calling at once
-	// are served concurrently) or a handler is about to block; a thread
-	// that finds another waiting when it is done ends.
-	idle    atomic.Int32
+	// recvMu lets one serving thread at a time wait in
+	// SECCOMP_IOCTL_NOTIF_RECV (the leader; the others wait for it here,
+	// parked by Go): every thread in RECV is woken for each notification,
+	// and a Go thread woken after a long wait has lost its P, which cost
+	// 3x on fstat; one waiter is what makes the synchronous wake-up pay
+	// off.
+	recvMu sync.Mutex
+	// threads are the serving threads started, busy those serving a call.
+	// Another starts when all are busy and a notification is already
+	// waiting (guest threads calling at once are served concurrently) or
+	// a handler is about to block; threads stay until the guest is gone
+	// (starting one per burst cost more than 100 us each).
+	threads atomic.Int32
+	busy    atomic.Int32
 	stopped atomic.Bool
 	// syncWakeUp: SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is in force.
 	syncWakeUp bool
@@ -95,7 +104,7 @@ func (s *server) start(listener int) error {
 	}
 	s.listener = listener
 	s.sup.SetInjector(s)
-	s.idle.Add(1)
+	s.threads.Add(1)
 	go s.serve()
 	return nil
 }
@@ -124,7 +133,7 @@ func (s *server) serve() {
 	// sentry's, and Go must not run anything else on it.
 	runtime.LockOSThread()
 	if err := unix.Unshare(unix.CLONE_FS); err != nil {
-		s.idle.Add(-1)
+		s.threads.Add(-1)
 		s.fail(fmt.Errorf("unshare(CLONE_FS) of a serving thread: %w", err))
 		return
 	}
@@ -137,23 +146,13 @@ func (s *server) serve() {
 	var resp seccompNotifResp
 	var args platform.SyscallArgs
 	for {
-		req = seccompNotif{}
-		// The wait blocks: through the scheduler, so that other
-		// goroutines keep running.
-		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req)))
-		if e != 0 {
-			if e == unix.EINTR || e == unix.ENOENT {
-				// ENOENT: the guest thread was interrupted before
-				// this thread received its notification.
-				continue
-			}
-			s.idle.Add(-1)
+		if !s.receive(&req) {
+			s.threads.Add(-1)
 			return
 		}
-		s.idle.Add(-1)
-		if s.sup.Threads() > 1 && s.pending() {
-			// Another guest thread's call is waiting already: let a
-			// second thread take it while this one serves.
+		if s.busy.Add(1) >= s.threads.Load() && s.sup.Threads() > 1 && s.pending() {
+			// Another guest thread's call is waiting already and no
+			// serving thread is free: start one while this one serves.
 			s.spawn()
 		}
 		args = platform.SyscallArgs{uintptr(req.args[0]), uintptr(req.args[1]), uintptr(req.args[2]),
@@ -175,21 +174,46 @@ func (s *server) serve() {
 			// call is restarted or gone, nothing to answer.
 			unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 		}
-		if !s.idle.CompareAndSwap(0, 1) {
-			// Another thread waits already: one waiter is what makes
-			// the synchronous wake-up pay off (every waiter is woken
-			// for each notification, and a Go thread woken after a
-			// long wait has lost its P), so this one ends.
-			return
+		s.busy.Add(-1)
+	}
+}
+
+// receive waits for the next notification as the leader; false once the
+// listener is gone.
+func (s *server) receive(req *seccompNotif) bool {
+	s.recvMu.Lock()
+	defer s.recvMu.Unlock()
+	for {
+		*req = seccompNotif{}
+		// The wait blocks: through the scheduler, so that other
+		// goroutines keep running.
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(req)))
+		switch e {
+		case 0:
+			return true
+		case unix.EINTR, unix.ENOENT:
+			// ENOENT: the guest thread was interrupted before this
+			// thread received its notification.
+		default:
+			return false
 		}
 	}
 }
 
-// spawn starts another serving thread unless one is waiting already.
+// maxThreads bounds the serving threads: as many guest threads as this
+// may wait in handlers (FIFO opens) before the others wait for them.
+const maxThreads = 64
+
+// spawn starts another serving thread.
 func (s *server) spawn() {
-	if !s.stopped.Load() && s.idle.CompareAndSwap(0, 1) {
-		go s.serve()
+	if s.stopped.Load() {
+		return
 	}
+	if n := s.threads.Add(1); n > maxThreads {
+		s.threads.Add(-1)
+		return
+	}
+	go s.serve()
 }
 
 // pending reports whether a notification is waiting to be received.
@@ -201,7 +225,11 @@ func (s *server) pending() bool {
 
 // Blocking implements platform.Injector: the calling handler is about to
 // wait (a FIFO's open), so another thread must serve meanwhile.
-func (s *server) Blocking() { s.spawn() }
+func (s *server) Blocking() {
+	if s.busy.Load() >= s.threads.Load() {
+		s.spawn()
+	}
+}
 
 // InstallFD implements platform.Injector.
 func (s *server) InstallFD(id uint64, fd int, target int32, cloexec, complete bool) (int32, error) {
