@@ -95,12 +95,11 @@ type NotifySupervisor interface {
 // reported by notification (seccomp's SECCOMP_IOCTL_NOTIF_ADDFD).
 type Injector interface {
 	// InstallFD puts a copy of the sentry's fd into the table of the
-	// guest that made call id: at target when target >= 0 (replacing
-	// what is there, as dup2), else at the lowest free number. With
-	// complete, the call returns the new number at the same time (the
-	// guest resumes at once), so the caller must have done everything
-	// else first. It returns the guest's number.
-	InstallFD(id uint64, fd int, target int32, cloexec, complete bool) (int32, error)
+	// guest that made call id, at the lowest free number, and completes
+	// the call with that number (SECCOMP_ADDFD_FLAG_SEND: the guest
+	// resumes at once, so the caller must have done everything else
+	// first). It returns the guest's number.
+	InstallFD(id uint64, fd int, cloexec bool) (int32, error)
 	// Blocking says the calling handler is about to wait for something
 	// the guest may do (a FIFO's other end): other calls must be served
 	// meanwhile.

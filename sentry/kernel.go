@@ -125,7 +125,7 @@ func (k *Kernel) SetInjector(inj platform.Injector) { k.inj = inj }
 // of the table's notify set (Syscall.Notify), whose handler finishes it
 // without changing registers. A path the sentry resolved back to the host
 // cannot be handed to the host's call (no register can point at it), so
-// the table's NotifyHost serves such calls on the host itself.
+// the table entry's Host serves such calls on the host itself.
 func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallArgs, id uint64) platform.Result {
 	t := k.Task(tid)
 	if t == nil || sysno >= MaxSyscall || k.table[sysno].Fn == nil {
@@ -167,14 +167,7 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		k.Counters.NotifyRewrite.Add(1)
 		res = Err(unix.ENOSYS)
 	}
-	if k.Opts.FaultErrno != 0 && sysno == k.Opts.FaultSysno && res.Served && res.Action == platform.Done {
-		res.Ret = -int64(k.Opts.FaultErrno)
-	}
-	if res.Served {
-		k.Counters.emulated[sysno].Add(1)
-	} else {
-		k.Counters.passthrough[sysno].Add(1)
-	}
+	k.account(sysno, &res)
 	if len(t.deferred) > 0 {
 		t.runTaskWork()
 	}
@@ -241,14 +234,7 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 			t.exit = identityExit
 		}
 	}
-	if k.Opts.FaultErrno != 0 && sysno == k.Opts.FaultSysno && res.Served && res.Action == platform.Done {
-		res.Ret = -int64(k.Opts.FaultErrno)
-	}
-	if res.Served {
-		k.Counters.emulated[sysno].Add(1)
-	} else {
-		k.Counters.passthrough[sysno].Add(1)
-	}
+	k.account(sysno, &res)
 	if res.Action == platform.Rewrite {
 		if k.Opts.Strace != nil {
 			t.traceArgs = k.decodeArgs(t, sysno, args)
@@ -264,6 +250,19 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		k.trace(t, sysno, k.decodeArgs(t, sysno, args), res.Ret, res.Served)
 	}
 	return res.Result
+}
+
+// account applies --inject-fault to a call the sentry answered itself and
+// counts the call on the path it took.
+func (k *Kernel) account(sysno uintptr, res *Result) {
+	if k.Opts.FaultErrno != 0 && sysno == k.Opts.FaultSysno && res.Served && res.Action == platform.Done {
+		res.Ret = -int64(k.Opts.FaultErrno)
+	}
+	if res.Served {
+		k.Counters.emulated[sysno].Add(1)
+	} else {
+		k.Counters.passthrough[sysno].Add(1)
+	}
 }
 
 func identityExit(_ *Task, ret int64) int64 { return ret }

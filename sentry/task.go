@@ -320,8 +320,8 @@ const redZone = 128
 // call, so nothing of its own lives there.
 func (t *Task) WriteStackString(s string) (uintptr, error) {
 	if t.notify {
-		// No register can point at it: RedirectPathTo records the path
-		// for the table's NotifyHost instead.
+		// No register can point at it: RedirectHost records the path
+		// for the table's Host instead.
 		return 0, unix.EFAULT
 	}
 	if t.sp == 0 {
@@ -348,7 +348,7 @@ func (t *Task) WriteStackString(s string) (uintptr, error) {
 func (t *Task) Notified() bool { return t.notify }
 
 // RedirectHost records that a passed-through notified call must act on
-// host path p instead of the guest's path: the table's NotifyHost serves
+// host path p instead of the guest's path: the table entry's Host serves
 // it on the host for the guest.
 func (t *Task) RedirectHost(p string) {
 	t.hostPath = p
@@ -356,14 +356,14 @@ func (t *Task) RedirectHost(p string) {
 }
 
 // InstallFD installs a copy of the sentry's descriptor fd in the guest's
-// table at the lowest free number, for a notified call; with complete the
-// call returns that number at once (everything else must be done). The
-// sentry's fd stays the caller's to close.
-func (t *Task) InstallFD(fd int, cloexec, complete bool) (int32, error) {
+// table at the lowest free number and completes the notified call with
+// that number (everything else must be done first). The sentry's fd stays
+// the caller's to close.
+func (t *Task) InstallFD(fd int, cloexec bool) (int32, error) {
 	if t.k.inj == nil || !t.notify {
 		return -1, unix.ENOSYS
 	}
-	return t.k.inj.InstallFD(t.notifID, fd, -1, cloexec, complete)
+	return t.k.inj.InstallFD(t.notifID, fd, cloexec)
 }
 
 // Blocking tells a concurrent platform that the handler is about to wait

@@ -27,23 +27,9 @@ func openNotified(t *sentry.Task) sentry.Result {
 	s := t.Scratch()
 	defer func() { *s = sentry.Scratch{} }()
 	flags := s.Flags
-	d := s.Found
-	created := false
-	if d == nil {
-		var err error
-		d, err = s.Dir.Create(s.Name, s.Mode, t.Creds())
-		if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
-			d, err = s.Dir.Lookup(s.Name)
-		} else if err == nil {
-			created = true
-		}
-		if err != nil {
-			return sentry.ErrOf(err)
-		}
-	} else if flags&unix.O_TRUNC != 0 && flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
-		if err := d.Inode().Truncate(0, t.Creds()); err != nil {
-			return sentry.ErrOf(err)
-		}
+	d, created, err := openFile(t, s)
+	if err != nil {
+		return sentry.ErrOf(err)
 	}
 	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
 	defer f.DecRef()
@@ -73,7 +59,7 @@ func installNotified(t *sentry.Task, f *vfs.FileDescription, cloexec bool) (int3
 	}
 	defer unix.Close(memfd)
 	fd, old, err := t.FDTable().InstallWith(func() (int32, error) {
-		return t.InstallFD(memfd, cloexec, true)
+		return t.InstallFD(memfd, cloexec)
 	}, f, cloexec)
 	if old != nil {
 		old.DecRef()
@@ -85,7 +71,7 @@ func installNotified(t *sentry.Task, f *vfs.FileDescription, cloexec bool) (int3
 // the sentry's host descriptor fd, which it closes.
 func installHostFD(t *sentry.Task, fd int, cloexec bool) sentry.Result {
 	defer unix.Close(fd)
-	nfd, err := t.InstallFD(fd, cloexec, true)
+	nfd, err := t.InstallFD(fd, cloexec)
 	if err != nil {
 		return sentry.ErrOf(errnoOf(err))
 	}

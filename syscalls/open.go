@@ -233,28 +233,14 @@ func openExit(t *sentry.Task, ret int64) int64 {
 	}
 	s := t.Scratch()
 	fd := int32(ret)
-	d := s.Found
 	flags := s.Flags
-	if d == nil {
-		var err error
-		d, err = s.Dir.Create(s.Name, s.Mode, t.Creds())
-		if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
-			// Another thread created it since the entry.
-			d, err = s.Dir.Lookup(s.Name)
-		}
-		if err != nil {
-			// Another guest thread changed the directory between the
-			// call's two stops: the placeholder goes again.
-			*s = sentry.Scratch{}
-			t.FailAfterClose(fd, errnoOf(err))
-			return ret
-		}
-	} else if flags&unix.O_TRUNC != 0 && flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
-		if err := d.Inode().Truncate(0, t.Creds()); err != nil {
-			*s = sentry.Scratch{}
-			t.FailAfterClose(fd, errnoOf(err))
-			return ret
-		}
+	d, _, err := openFile(t, s)
+	if err != nil {
+		// Another guest thread changed the directory between the call's
+		// two stops: the placeholder goes again.
+		*s = sentry.Scratch{}
+		t.FailAfterClose(fd, errnoOf(err))
+		return ret
 	}
 	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
 	if old := t.FDTable().Install(fd, f, flags&unix.O_CLOEXEC != 0); old != nil {
@@ -263,6 +249,26 @@ func openExit(t *sentry.Task, ret int64) int64 {
 	f.DecRef()
 	*s = sentry.Scratch{}
 	return ret
+}
+
+// openFile is the part of an open after the descriptor number: it creates
+// the file the entry found missing, or truncates the one it found for
+// O_TRUNC; created says the file is new.
+func openFile(t *sentry.Task, s *sentry.Scratch) (d vfs.Dentry, created bool, err error) {
+	if s.Found == nil {
+		d, err = s.Dir.Create(s.Name, s.Mode, t.Creds())
+		if err == unix.EEXIST && s.Flags&unix.O_EXCL == 0 {
+			// Another thread created it since the entry.
+			d, err = s.Dir.Lookup(s.Name)
+			return d, false, err
+		}
+		return d, err == nil, err
+	}
+	d = s.Found
+	if s.Flags&unix.O_TRUNC != 0 && s.Flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
+		err = d.Inode().Truncate(0, t.Creds())
+	}
+	return d, false, err
 }
 
 // fileFlags are the f_flags F_GETFL reports for open flags: creation flags

@@ -54,9 +54,10 @@ func redirectSockaddr(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs,
 	return sentry.RewriteTo(t, sysno, na, exit)
 }
 
-// resolveSocketPath resolves an AF_UNIX path written by the guest as a
-// NUL-terminated string below its stack, so the ordinary walk applies.
-func resolveSocketPath(t *sentry.Task, p string, follow bool) (resolved, error) {
+// resolveString resolves a path the sentry holds (an AF_UNIX path from a
+// sockaddr, a script's interpreter), written as a NUL-terminated string
+// below the guest's stack so that the ordinary walk applies.
+func resolveString(t *sentry.Task, p string, follow bool) (resolved, error) {
 	addr, err := t.WriteStackString(p)
 	if err != nil {
 		return resolved{}, err
@@ -74,7 +75,7 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if !ok {
 		return sentry.Pass()
 	}
-	r, err := resolveSocketPath(t, p, false)
+	r, err := resolveString(t, p, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -141,7 +142,7 @@ func toSocketPath(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i i
 	if !ok {
 		return sentry.Pass()
 	}
-	r, err := resolveSocketPath(t, p, true)
+	r, err := resolveString(t, p, true)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}

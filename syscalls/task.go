@@ -161,7 +161,7 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 	if interp[0] != '/' || argv == 0 {
 		return sentry.Result{}, false
 	}
-	if r, err := resolveSocketPath(t, interp, true); err != nil || !r.host || r.hostPath != "" {
+	if r, err := resolveString(t, interp, true); err != nil || !r.host || r.hostPath != "" {
 		return sentry.Result{}, false
 	}
 	p, err := t.ReadPath(pathAddr)

@@ -89,19 +89,13 @@ type server struct {
 	threads atomic.Int32
 	busy    atomic.Int32
 	stopped atomic.Bool
-	// syncWakeUp: SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is in force.
-	syncWakeUp bool
 }
 
 func (s *server) start(listener int) error {
 	// The flags are the ioctl's argument itself, not a pointer to them
 	// (seccomp_notify_set_flags).
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP); e != 0 {
-		// Linux before 6.6: correct, only slower.
-		s.syncWakeUp = false
-	} else {
-		s.syncWakeUp = true
-	}
+	// Linux before 6.6 refuses it: correct, only slower.
+	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	s.listener = listener
 	s.sup.SetInjector(s)
 	s.threads.Add(1)
@@ -232,39 +226,20 @@ func (s *server) Blocking() {
 }
 
 // InstallFD implements platform.Injector.
-func (s *server) InstallFD(id uint64, fd int, target int32, cloexec, complete bool) (int32, error) {
-	a := seccompNotifAddfd{id: id, srcfd: uint32(fd)}
-	if target >= 0 {
-		a.flags |= unix.SECCOMP_ADDFD_FLAG_SETFD
-		a.newfd = uint32(target)
-	}
+func (s *server) InstallFD(id uint64, fd int, cloexec bool) (int32, error) {
+	a := seccompNotifAddfd{id: id, srcfd: uint32(fd), flags: unix.SECCOMP_ADDFD_FLAG_SEND}
 	if cloexec {
 		a.newfdFlags = unix.O_CLOEXEC
 	}
-	if complete {
-		a.flags |= unix.SECCOMP_ADDFD_FLAG_SEND
-	}
-	var r uintptr
-	var e unix.Errno
-	if complete {
-		// The kernel marks the call answered before the guest thread
-		// installs the fd, and a signal interrupting this wait (the Go
-		// runtime's preemption signal, say) withdraws the install: the
-		// guest would then return 0 from its open. Signals wait until
-		// the install is done.
-		all := unix.Sigset_t{Val: [16]uint64{^uint64(0)}}
-		var old unix.Sigset_t
-		unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
-		r, _, e = unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
-		unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
-	} else {
-		for {
-			r, _, e = unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
-			if e != unix.EINTR {
-				break
-			}
-		}
-	}
+	// The kernel marks the call answered before the guest thread installs
+	// the fd, and a signal interrupting this wait (the Go runtime's
+	// preemption signal, say) withdraws the install: the guest would then
+	// return 0 from its open. Signals wait until the install is done.
+	all := unix.Sigset_t{Val: [16]uint64{^uint64(0)}}
+	var old unix.Sigset_t
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+	r, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
 	if e != 0 {
 		return -1, e
 	}
