@@ -112,7 +112,9 @@ func readSpec() (*initSpec, error) {
 }
 
 // setDefaultAction sets sig's disposition to SIG_DFL with a raw
-// rt_sigaction, behind the Go runtime's back: the exec follows at once.
+// rt_sigaction, behind the Go runtime's back: in the init stage the exec
+// follows at once; in the tracer, only for SIGCHLD, which the runtime does
+// not use (nothing in the sentry calls signal.Notify for it).
 func setDefaultAction(sig int) {
 	var act [4]uint64 // struct kernel_sigaction: handler, flags, restorer, mask
 	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)

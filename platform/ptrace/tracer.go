@@ -137,6 +137,13 @@ func run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
 		w.Close()
 		return 0, fmt.Errorf("start init stage: %w", err)
 	}
+	// Every ptrace stop sends the tracer SIGCHLD. The Go runtime installs a
+	// handler for it that does nothing, but delivering it still costs a
+	// signal frame, the handler and rt_sigreturn per stop; SIG_DFL makes
+	// the kernel drop it at send time (sig_task_ignored), as for a C
+	// tracer. Children are still reaped by wait4 alone: unlike SIG_IGN,
+	// SIG_DFL does not auto-reap. Measured: fstat 129k -> 158k ops/s.
+	setDefaultAction(int(unix.SIGCHLD))
 	t := &tracer{sup: sup, initPID: int32(pid), threads: map[int32]*thread{}, early: map[int32]bool{}}
 	if e := seize(int32(pid), seizeOptions); e != 0 {
 		w.Close()
