@@ -5,6 +5,8 @@
 package sentry
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,9 +75,11 @@ type Kernel struct {
 	// ntasks is len(tasks), readable without mu.
 	ntasks atomic.Int32
 
-	// fifoDir holds the host FIFOs standing for the sentry's FIFOs.
-	fifoMu  sync.Mutex
-	fifoDir string
+	// fifoDir holds the host FIFOs, sockets and device nodes standing
+	// for the sentry's; their names start with fifoSecret.
+	fifoMu     sync.Mutex
+	fifoDir    string
+	fifoSecret string
 	// sockNames maps the host path a guest socket is bound to to the
 	// path the guest bound it at (what getsockname reports), guarded by
 	// fifoMu; nsock is its size.
@@ -467,10 +471,37 @@ func (k *Kernel) HostFIFO(m *vfs.Mount, ino uint64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := unix.Mkfifo(p, 0o666); err != nil && err != unix.EEXIST {
+	if err := unix.Mkfifo(p, 0o666); err != nil {
+		if err != unix.EEXIST {
+			return "", err
+		}
+		return p, nil
+	}
+	// Any guest user the sentry let through opens it: not the sentry's
+	// umask.
+	return p, unix.Chmod(p, 0o666)
+}
+
+// HostDevice is the host device node that stands for device inode ino of
+// mount m (type S_IFCHR or S_IFBLK, number rdev), made on first use in the
+// sandbox's private directory. Inode numbers are reused, so a node left
+// by an earlier inode with another type or number is replaced.
+func (k *Kernel) HostDevice(m *vfs.Mount, ino uint64, typ uint32, rdev uint64) (string, error) {
+	p, err := k.hostSpecialPath("d", m, ino)
+	if err != nil {
 		return "", err
 	}
-	return p, nil
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) == nil {
+		if st.Mode&unix.S_IFMT == typ && st.Rdev == rdev {
+			return p, nil
+		}
+		unix.Unlink(p)
+	}
+	if err := unix.Mknod(p, typ|0o666, int(rdev)); err != nil {
+		return "", err
+	}
+	return p, unix.Chmod(p, 0o666)
 }
 
 // SetSocketName records that the socket bound at host path host was bound
@@ -512,16 +543,28 @@ func (k *Kernel) HostSocket(m *vfs.Mount, ino uint64) (string, error) {
 
 // hostSpecialPath names a host special file standing for a sentry inode,
 // in a private directory made on first use (short: sockaddr_un holds 108
-// bytes).
+// bytes). Guests of any uid must reach the files (the sentry checked
+// their permission on its own inode), so the directory is searchable by
+// all (0711) but not listable, and every name starts with a random
+// secret: another user of the host can neither list nor guess them.
 func (k *Kernel) hostSpecialPath(kind string, m *vfs.Mount, ino uint64) (string, error) {
 	k.fifoMu.Lock()
 	defer k.fifoMu.Unlock()
 	if k.fifoDir == "" {
+		var secret [8]byte
+		if _, err := rand.Read(secret[:]); err != nil {
+			return "", err
+		}
 		dir, err := os.MkdirTemp("", "sentry-")
 		if err != nil {
 			return "", err
 		}
+		if err := os.Chmod(dir, 0o711); err != nil {
+			os.Remove(dir)
+			return "", err
+		}
 		k.fifoDir = dir
+		k.fifoSecret = hex.EncodeToString(secret[:])
 	}
-	return filepath.Join(k.fifoDir, kind+strconv.FormatUint(m.ID, 10)+"-"+strconv.FormatUint(ino, 10)), nil
+	return filepath.Join(k.fifoDir, k.fifoSecret+kind+strconv.FormatUint(m.ID, 10)+"-"+strconv.FormatUint(ino, 10)), nil
 }

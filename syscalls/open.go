@@ -159,6 +159,10 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 			if flags&unix.O_PATH == 0 {
 				return openFIFO(t, r.Mount, r.Dentry.Inode(), flags)
 			}
+		case unix.S_IFCHR, unix.S_IFBLK:
+			if flags&unix.O_PATH == 0 {
+				return openDevice(t, r.Mount, r.Dentry.Inode(), flags)
+			}
 		case unix.S_IFSOCK:
 			if flags&unix.O_PATH == 0 {
 				// open_last_lookups -> do_open: sockets cannot be opened.

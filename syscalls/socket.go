@@ -89,7 +89,7 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if !ok {
 		return sentry.Err(unix.EPERM)
 	}
-	d, err := m.Mknod(r.Name, unix.S_IFSOCK|0777&^t.FSContext().Umask(), t.Creds())
+	d, err := m.Mknod(r.Name, unix.S_IFSOCK|0777&^t.FSContext().Umask(), 0, t.Creds())
 	if err != nil {
 		return sentry.ErrOf(err)
 	}

@@ -10,19 +10,21 @@ import (
 
 // Mknod is mknod(path, mode, dev).
 func Mknod(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return mknodat(t, unix.AT_FDCWD, args[0], uint32(args[1]))
+	return mknodat(t, unix.AT_FDCWD, args[0], uint32(args[1]), uint32(args[2]))
 }
 
 // Mknodat is mknodat(dirfd, path, mode, dev).
 func Mknodat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return mknodat(t, int32(args[0]), args[1], uint32(args[2]))
+	return mknodat(t, int32(args[0]), args[1], uint32(args[2]), uint32(args[3]))
 }
 
-// mknodat is do_mknodat: a type of 0 or S_IFREG makes a regular file,
-// FIFOs and sockets are the sentry's, device nodes are not modelled
-// (EPERM, which is also what an unprivileged guest gets), a directory is
-// EPERM and an unknown type EINVAL.
-func mknodat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode uint32) sentry.Result {
+// mknodat is do_mknodat: a type of 0 or S_IFREG makes a regular file;
+// FIFOs, sockets and device nodes are the sentry's inodes (a device node
+// needs CAP_MKNOD, checked by the file system after the directory's
+// permission, as vfs_mknod); a directory is EPERM and an unknown type
+// EINVAL. dev is the syscall's unsigned int, which the kernel decodes
+// (new_decode_dev) and stat encodes back to the same 32 bits.
+func mknodat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode, dev uint32) sentry.Result {
 	typ := mode & unix.S_IFMT
 	switch typ {
 	case 0, unix.S_IFREG, unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFCHR, unix.S_IFBLK:
@@ -42,19 +44,33 @@ func mknodat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode uint32) sentry.
 		return sentry.Err(unix.EEXIST)
 	}
 	perm := mode & 07777 &^ t.FSContext().Umask()
-	switch typ {
-	case 0, unix.S_IFREG:
+	if typ == 0 || typ == unix.S_IFREG {
 		_, err = r.Parent.Create(r.Name, perm, t.Creds())
 		return retErr(err)
-	case unix.S_IFCHR, unix.S_IFBLK:
-		return sentry.Err(unix.EPERM)
 	}
 	m, ok := r.Parent.(vfs.Mknoder)
 	if !ok {
 		return sentry.Err(unix.EPERM)
 	}
-	_, err = m.Mknod(r.Name, typ|perm, t.Creds())
+	_, err = m.Mknod(r.Name, typ|perm, uint64(dev), t.Creds())
 	return retErr(err)
+}
+
+// openDevice opens a device node of the sentry's: the guest opens a host
+// device node with the same number, made in the sandbox's private
+// directory on first use (permission was checked on the sentry's inode),
+// so reads, writes and ioctls reach the device itself. The descriptor is
+// then a host fd, as for a FIFO.
+func openDevice(t *sentry.Task, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.Result {
+	dev, ok := ino.(vfs.DeviceInode)
+	if !ok {
+		return sentry.Err(unix.ENXIO)
+	}
+	host, err := t.Kernel().HostDevice(m, ino.Ino(), ino.Mode()&unix.S_IFMT, dev.Rdev())
+	if err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	return openHostSpecial(t, host, flags)
 }
 
 // openFIFO opens a FIFO of the sentry's: the guest opens a host FIFO that
@@ -66,11 +82,21 @@ func openFIFO(t *sentry.Task, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.
 	if err != nil {
 		return sentry.Err(unix.ENXIO)
 	}
+	return openHostSpecial(t, host, flags)
+}
+
+// openHostSpecial opens the host special file standing for one of the
+// sentry's, with the guest's flags less those that only create or
+// truncate.
+func openHostSpecial(t *sentry.Task, host string, flags uint32) sentry.Result {
 	if t.Notified() {
 		// The open may block until the other end opens: this serving
 		// thread waits, others serve the rest of the guest.
 		t.Blocking()
-		fd, err := unix.Open(host, int(flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC))|unix.O_CLOEXEC, 0)
+		// O_NOCTTY: a terminal opened here must not become the
+		// sentry's controlling terminal; the guest's own open (ptrace)
+		// acquires it as Linux would.
+		fd, err := unix.Open(host, int(flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC))|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 		if err != nil {
 			return sentry.ErrOf(errnoOf(err))
 		}
@@ -82,7 +108,5 @@ func openFIFO(t *sentry.Task, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.
 	}
 	cwd := int64(unix.AT_FDCWD)
 	args := platform.SyscallArgs{uintptr(cwd), addr, uintptr(flags &^ (unix.O_CREAT | unix.O_EXCL | unix.O_TRUNC)), 0}
-	return sentry.RewriteTo(t, unix.SYS_OPENAT, args, fifoOpenExit)
+	return sentry.RewriteTo(t, unix.SYS_OPENAT, args, identityExit)
 }
-
-func fifoOpenExit(_ *sentry.Task, ret int64) int64 { return ret }

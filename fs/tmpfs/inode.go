@@ -65,6 +65,8 @@ type inode struct {
 	// page (longer than shortSymlinkLen) rather than being inline.
 	target  string
 	symPage bool
+	// rdev is a device node's number (st_rdev), set once at mknod.
+	rdev uint64
 
 	// dir is a directory's entries; nil for other types. Protected by
 	// fs.mu, not by mu.
@@ -127,6 +129,7 @@ func (i *inode) Stat(st *unix.Stat_t) {
 		Uid:     i.uid,
 		Gid:     i.gid,
 		Size:    i.size,
+		Rdev:    i.rdev,
 		Blksize: pageSize,
 		Blocks:  i.blocksLocked(),
 		Atim:    unix.NsecToTimespec(i.atime),
@@ -159,6 +162,8 @@ func (i *inode) Statx(stx *unix.Statx_t) {
 		Mtime:           statxTime(i.mtime),
 		Dev_major:       unix.Major(i.fs.opts.Dev),
 		Dev_minor:       unix.Minor(i.fs.opts.Dev),
+		Rdev_major:      unix.Major(i.rdev),
+		Rdev_minor:      unix.Minor(i.rdev),
 	}
 	i.mu.Unlock()
 	// The root of the file system is the root of its mount, which

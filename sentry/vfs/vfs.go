@@ -166,9 +166,17 @@ type AttrSetter interface {
 	SetAttr(c *Credentials, a *Attr) error
 }
 
-// Mknoder is a directory that can hold FIFOs and sockets (mknod).
+// Mknoder is a directory that can hold special files (mknod): FIFOs,
+// sockets and device nodes. rdev is a device node's number as mknod's
+// dev argument encodes it (new_encode_dev), ignored for other types.
 type Mknoder interface {
-	Mknod(name string, mode uint32, c *Credentials) (Dentry, error)
+	Mknod(name string, mode uint32, rdev uint64, c *Credentials) (Dentry, error)
+}
+
+// DeviceInode is an inode that can be a device node: Rdev is its device
+// number as stat's st_rdev reports it.
+type DeviceInode interface {
+	Rdev() uint64
 }
 
 // Allocator is a regular file's fallocate: Allocate for mode 0 and
