@@ -153,6 +153,8 @@ type Scratch struct {
 	Dir   vfs.Dentry
 	Found vfs.Dentry
 	Args  platform.SyscallArgs
+	// Shadow is a shadow made for a file an open is creating.
+	Shadow string
 }
 
 // Kernel returns the task's kernel.

@@ -33,7 +33,11 @@ func openNotified(t *sentry.Task) sentry.Result {
 	}
 	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
 	defer f.DecRef()
-	fd, err := installNotified(t, f, flags&unix.O_CLOEXEC != 0)
+	shadow := ""
+	if sh, ok := d.Inode().(vfs.Shadowed); ok && flags&unix.O_PATH == 0 {
+		shadow, _ = sh.ShadowPath(true)
+	}
+	fd, err := installNotified(t, f, flags, shadow)
 	if err != nil && created {
 		if cur, lerr := s.Dir.Lookup(s.Name); lerr == nil && cur == d {
 			s.Dir.Unlink(s.Name, t.Creds())
@@ -50,16 +54,26 @@ func responded(fd int32) sentry.Result {
 	return sentry.Result{Result: platform.Result{Action: platform.Responded, Ret: int64(fd)}, Served: true}
 }
 
-// installNotified gives the guest a placeholder for f (an empty memfd, as
-// on the ptrace platform) and completes its call with the number.
-func installNotified(t *sentry.Task, f *vfs.FileDescription, cloexec bool) (int32, error) {
-	memfd, err := unix.MemfdCreate("", unix.MFD_CLOEXEC)
+// installNotified gives the guest a placeholder for f, opened with flags,
+// and completes its call with the number: as on the ptrace platform, an
+// open of the file's shadow with the guest's access mode, or an empty
+// memfd when there is no shadow.
+func installNotified(t *sentry.Task, f *vfs.FileDescription, flags uint32, shadow string) (int32, error) {
+	var hfd int
+	var err error
+	if shadow != "" {
+		hfd, err = unix.Open(shadow, int(flags&unix.O_ACCMODE)|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NOCTTY, 0)
+	}
+	if shadow == "" || err != nil {
+		hfd, err = unix.MemfdCreate("", unix.MFD_CLOEXEC)
+	}
 	if err != nil {
 		return -1, errnoOf(err)
 	}
-	defer unix.Close(memfd)
+	defer unix.Close(hfd)
+	cloexec := flags&unix.O_CLOEXEC != 0
 	fd, old, err := t.FDTable().InstallWith(func() (int32, error) {
-		return t.InstallFD(memfd, cloexec)
+		return t.InstallFD(hfd, cloexec)
 	}, f, cloexec)
 	if old != nil {
 		old.DecRef()

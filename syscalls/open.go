@@ -174,9 +174,24 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 	if t.Notified() {
 		return openNotified(t)
 	}
-	// The placeholder memfd's name is an empty string the sentry writes
-	// below the guest's stack, not the guest's own path: another guest
-	// thread may rewrite that buffer meanwhile (a longer name is EINVAL).
+	if shadow := placeholderShadow(s); shadow != "" {
+		// A regular file's placeholder is an open of its shadow, with
+		// the guest's access mode, so that the host can map it as
+		// Linux would (mmap.go). The path is written below the guest's
+		// stack, as the memfd's name is.
+		addr, err := t.WriteStackString(shadow)
+		if err != nil {
+			dropShadow(s)
+			return sentry.ErrOf(err)
+		}
+		pflags := flags&(unix.O_ACCMODE|unix.O_CLOEXEC) | unix.O_NOFOLLOW | unix.O_NOCTTY
+		cwd := int64(unix.AT_FDCWD)
+		return sentry.RewriteTo(t, unix.SYS_OPENAT, platform.SyscallArgs{uintptr(cwd), addr, uintptr(pflags)}, openExit)
+	}
+	// Other placeholders are empty memfds. The name is an empty string the
+	// sentry writes below the guest's stack, not the guest's own path:
+	// another guest thread may rewrite that buffer meanwhile (a longer
+	// name is EINVAL).
 	nameAddr, err := t.WriteStackString("")
 	if err != nil {
 		return sentry.ErrOf(err)
@@ -232,19 +247,29 @@ func mayOpen(t *sentry.Task, d vfs.Dentry, flags uint32, trailingSlash bool) err
 // openExit runs once the placeholder has its number: create or truncate
 // the file and install its description there.
 func openExit(t *sentry.Task, ret int64) int64 {
+	s := t.Scratch()
 	if ret < 0 {
+		dropShadow(s)
+		*s = sentry.Scratch{}
 		return ret
 	}
-	s := t.Scratch()
 	fd := int32(ret)
 	flags := s.Flags
 	d, _, err := openFile(t, s)
 	if err != nil {
 		// Another guest thread changed the directory between the call's
 		// two stops: the placeholder goes again.
+		dropShadow(s)
 		*s = sentry.Scratch{}
 		t.FailAfterClose(fd, errnoOf(err))
 		return ret
+	}
+	if s.Shadow != "" {
+		if sh, ok := d.Inode().(vfs.Shadowed); !ok || !sh.AdoptShadow(s.Shadow) {
+			// Another thread created the file meanwhile: this
+			// placeholder's shadow stands for nothing (mmap.go tells).
+			dropShadow(s)
+		}
 	}
 	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
 	if old := t.FDTable().Install(fd, f, flags&unix.O_CLOEXEC != 0); old != nil {
@@ -253,6 +278,40 @@ func openExit(t *sentry.Task, ret int64) int64 {
 	f.DecRef()
 	*s = sentry.Scratch{}
 	return ret
+}
+
+// placeholderShadow is the shadow a regular file's placeholder opens: the
+// file's own, or for a file the open creates, a new one its inode adopts
+// at the exit (s.Shadow). "" for other files, O_PATH, and file systems
+// without shadows (or when making one fails): the placeholder is then a
+// memfd.
+func placeholderShadow(s *sentry.Scratch) string {
+	if s.Flags&unix.O_PATH != 0 {
+		return ""
+	}
+	if s.Found == nil {
+		if m, ok := s.Mount.FS.(vfs.ShadowMaker); ok {
+			s.Shadow, _ = m.NewShadow()
+		}
+		return s.Shadow
+	}
+	if sh, ok := s.Found.Inode().(vfs.Shadowed); ok {
+		p, _ := sh.ShadowPath(true)
+		return p
+	}
+	return ""
+}
+
+// dropShadow removes the shadow an open made for a file it did not create
+// after all.
+func dropShadow(s *sentry.Scratch) {
+	if s.Shadow == "" {
+		return
+	}
+	if m, ok := s.Mount.FS.(vfs.ShadowMaker); ok {
+		m.DropShadow(s.Shadow)
+	}
+	s.Shadow = ""
 }
 
 // openFile is the part of an open after the descriptor number: it creates

@@ -112,7 +112,7 @@ func parseSize(v string) (int64, error) {
 // newMounts makes a tmpfs for each spec, each with a st_dev no host mount
 // uses (an anonymous device 0:N, as Linux gives tmpfs), so the guest can
 // tell it apart from the host's file systems.
-func newMounts(specs []mountSpec) []*vfs.Mount {
+func newMounts(specs []mountSpec, shadowDir string) []*vfs.Mount {
 	used := hostDevices()
 	minor := uint32(100)
 	// Linux's tmpfs defaults: half of RAM for size and half of RAM's pages
@@ -142,6 +142,7 @@ func newMounts(specs []mountSpec) []*vfs.Mount {
 			RootMode:  s.mode,
 			RootUID:   uint32(os.Getuid()),
 			RootGID:   uint32(os.Getgid()),
+			ShadowDir: shadowDir,
 		})
 		opts := "rw,nosuid,nodev,relatime"
 		src := "tmpfs"
@@ -154,6 +155,34 @@ func newMounts(specs []mountSpec) []*vfs.Mount {
 			Source: src, Options: opts, SuperOptions: super})
 	}
 	return out
+}
+
+// newShadowDir makes the private host directory for the tmpfs mounts'
+// shadow files (fs/tmpfs/shadow.go), through which guests map tmpfs
+// files: on a host tmpfs if one allows exec mappings (shared libraries in
+// /tmp are mapped PROT_EXEC) and lets every user search it, else in the
+// temporary directory. Searchable by all, listable by none (0711). ""
+// when no candidate works: guests' mappings of tmpfs files are then
+// snapshots, as without shadows.
+func newShadowDir() string {
+	for _, base := range []string{"/dev/shm", os.TempDir()} {
+		var fs unix.Statfs_t
+		var st unix.Stat_t
+		if unix.Statfs(base, &fs) != nil || fs.Flags&unix.ST_NOEXEC != 0 ||
+			unix.Stat(base, &st) != nil || st.Mode&0o001 == 0 {
+			continue
+		}
+		dir, err := os.MkdirTemp(base, "sentry-shadow-")
+		if err != nil {
+			continue
+		}
+		if os.Chmod(dir, 0o711) != nil {
+			os.Remove(dir)
+			continue
+		}
+		return dir
+	}
+	return ""
 }
 
 // hostDevices are the st_dev numbers of the host's mounts.

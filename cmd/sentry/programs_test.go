@@ -59,6 +59,35 @@ sqlite3 "$db" 'select count(*), sum(a), max(b) from t; pragma integrity_check;'`
 	if out != "10000|50005000|row999\nok\n" {
 		t.Fatalf("got %q", out)
 	}
+	// Write-ahead logging maps the -shm file shared and writable in every
+	// process that opens the database.
+	out = sameOnBothTmpfs(t, `set -e
+db="$1/w.db"
+sqlite3 "$db" 'pragma journal_mode=wal; create table t(a integer primary key, b text);'
+for i in 1 2 3 4 5; do
+  sqlite3 "$db" "begin; with recursive c(x) as (select 1 union all select x+1 from c where x<1000) insert into t(b) select 'row'||x from c; commit;"
+done
+sqlite3 "$db" 'pragma journal_mode; select count(*), sum(a) from t; pragma integrity_check; pragma wal_checkpoint(truncate);'
+ls "$1"`)
+	if out != "wal\nwal\n5000|12502500\nok\n0|0|0\nw.db\n" {
+		t.Fatalf("WAL: got %q", out)
+	}
+}
+
+// TestMmapCoherent maps a file shared and private and checks, against
+// Linux, that the mappings, read, write and truncate see the same data,
+// also between processes that opened the file on their own.
+func TestMmapCoherent(t *testing.T) {
+	script, err := filepath.Abs("testdata/mapprobe.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := sameOnBothTmpfs(t, `python3 `+script+` "$1"`)
+	for _, want := range []string{"pread after map write b'HELLO world'", "parent read child's map write b'child' b'child'", "ro shared rw 13"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 // TestExecFromTmpfs builds a C program into the work directory and runs

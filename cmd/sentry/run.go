@@ -107,10 +107,14 @@ func run(f *runFlags, argv []string) int {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		return exitUsage
 	}
+	shadowDir := newShadowDir()
+	if shadowDir != "" {
+		defer os.RemoveAll(shadowDir)
+	}
 	opts := sentry.Options{
 		Cwd:     cwd,
 		Umask:   uint32(umask),
-		Mounts:  newMounts(specs),
+		Mounts:  newMounts(specs, shadowDir),
 		Scratch: newScratchMount(),
 		Creds:   vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
 	}

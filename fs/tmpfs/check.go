@@ -2,6 +2,8 @@ package tmpfs
 
 import (
 	"fmt"
+
+	"golang.org/x/sys/unix"
 )
 
 // Check verifies the file system's invariants and returns a description of
@@ -167,6 +169,16 @@ func checkData(i *inode) (int64, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	switch {
+	case i.isRegular() && i.mapped:
+		// The shadow holds the data and its size.
+		var st unix.Stat_t
+		if err := unix.Fstat(i.mfd, &st); err != nil {
+			return 0, fmt.Errorf("inode %d: shadow: %v", i.ino, err)
+		}
+		if len(i.pages) != 0 || st.Size != i.size {
+			return 0, fmt.Errorf("inode %d: mapped with %d pages, shadow size %d, size %d", i.ino, len(i.pages), st.Size, i.size)
+		}
+		return i.mappedPages, nil
 	case i.isRegular():
 		if i.size < 0 {
 			return 0, fmt.Errorf("inode %d: negative size %d", i.ino, i.size)

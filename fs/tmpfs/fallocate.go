@@ -35,6 +35,21 @@ func (i *inode) Allocate(off, length int64, keepSize bool, c *vfs.Credentials) e
 	now := nowNanos()
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if i.mapped {
+		mode := uint32(0)
+		if keepSize {
+			mode = unix.FALLOC_FL_KEEP_SIZE
+		}
+		if err := i.allocateMappedLocked(mode, off, length); err != nil {
+			return err
+		}
+		if !keepSize && end > i.size {
+			i.size = end
+		}
+		i.removePrivsLocked(c)
+		i.mtime, i.ctime = now, now
+		return nil
+	}
 	var added []int64
 	for idx := first; idx <= last; idx++ {
 		if i.pages[idx] != nil {
@@ -80,6 +95,12 @@ func (i *inode) PunchHole(off, length int64, c *vfs.Credentials) error {
 	}
 	now := nowNanos()
 	i.mu.Lock()
+	if i.mapped {
+		if err := i.allocateMappedLocked(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, length); err != nil {
+			i.mu.Unlock()
+			return err
+		}
+	}
 	var freed int64
 	for idx, pg := range i.pages {
 		pStart, pEnd := idx*pageSize, (idx+1)*pageSize
@@ -99,4 +120,21 @@ func (i *inode) PunchHole(off, length int64, c *vfs.Credentials) error {
 	i.mu.Unlock()
 	i.fs.unreservePages(freed)
 	return nil
+}
+
+// allocateMappedLocked is fallocate on a mapped inode's shadow: the host's
+// shmem_fallocate does the work (all or nothing); with a size limit, the
+// pages the range spans must fit first. i.mu must be held.
+func (i *inode) allocateMappedLocked(mode uint32, off, length int64) error {
+	var need int64
+	if i.fs.maxPages > 0 && mode&unix.FALLOC_FL_PUNCH_HOLE == 0 {
+		need = pagesFor(off+length) - off/pageSize
+		if !i.fs.reservePages(need) {
+			return unix.ENOSPC
+		}
+	}
+	err := unix.Fallocate(i.mfd, mode, off, length)
+	i.fs.unreservePages(need)
+	i.reconcileLocked()
+	return err
 }

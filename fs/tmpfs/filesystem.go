@@ -48,6 +48,10 @@ type Options struct {
 	RootMode uint32
 	// RootUID and RootGID own the root directory (uid=, gid=).
 	RootUID, RootGID uint32
+	// ShadowDir is the host directory for the shadow files that stand
+	// for regular files in the guest's descriptor table (shadow.go);
+	// "" keeps none, and guests then cannot map files coherently.
+	ShadowDir string
 }
 
 // Filesystem is one tmpfs mount.
@@ -56,6 +60,11 @@ type Filesystem struct {
 	opts Options
 	// maxPages is opts.SizeLimit in pages; 0 is unlimited. Immutable.
 	maxPages int64
+
+	// shadowPrefix starts every shadow's name (immutable); shadowSeq
+	// numbers them.
+	shadowPrefix string
+	shadowSeq    atomic.Uint64
 
 	// usedPages is the number of data pages allocated across the mount
 	// (sbinfo->used_blocks in Linux). Updated without mu, by CAS against
@@ -84,6 +93,9 @@ func New(opts Options) *Filesystem {
 		opts:     opts,
 		maxPages: pagesFor(opts.SizeLimit),
 		nextIno:  1,
+	}
+	if opts.ShadowDir != "" {
+		fs.shadowPrefix = newShadowPrefix()
 	}
 	if opts.SizeLimit < 0 {
 		fs.maxPages = 0
@@ -171,6 +183,23 @@ func (fs *Filesystem) reservePage() bool {
 			return false
 		}
 		if fs.usedPages.CompareAndSwap(used, used+1) {
+			return true
+		}
+	}
+}
+
+// reservePages accounts n more data pages, all or none.
+func (fs *Filesystem) reservePages(n int64) bool {
+	if fs.maxPages == 0 {
+		fs.usedPages.Add(n)
+		return true
+	}
+	for {
+		used := fs.usedPages.Load()
+		if used+n > fs.maxPages {
+			return false
+		}
+		if fs.usedPages.CompareAndSwap(used, used+n) {
 			return true
 		}
 	}

@@ -67,6 +67,14 @@ type inode struct {
 	symPage bool
 	// rdev is a device node's number (st_rdev), set once at mknod.
 	rdev uint64
+	// shadow is the path of a regular file's shadow ("" until an open
+	// needs one). Once mapped, the data is in the shadow, open as mfd,
+	// pages is nil, and mappedPages is what the shadow holds of the
+	// mount's page count (shadow.go).
+	shadow      string
+	mapped      bool
+	mfd         int
+	mappedPages int64
 
 	// dir is a directory's entries; nil for other types. Protected by
 	// fs.mu, not by mu.
@@ -109,6 +117,14 @@ func (i *inode) Mode() uint32 {
 // page allocations raise).
 func (i *inode) blocksLocked() int64 {
 	switch {
+	case i.mapped:
+		// What the shadow holds, pages written through a mapping
+		// included.
+		var st unix.Stat_t
+		if unix.Fstat(i.mfd, &st) == nil {
+			return st.Blocks
+		}
+		return i.mappedPages * (pageSize / 512)
 	case i.isRegular():
 		return int64(len(i.pages)) * (pageSize / 512)
 	case i.isSymlink() && i.symPage:
@@ -252,10 +268,11 @@ func (i *inode) DecRef() {
 	}
 }
 
-// releaseData drops the inode's pages and returns them to the mount.
+// releaseData drops the inode's pages (and shadow) and returns them to
+// the mount.
 func (i *inode) releaseData() {
 	i.mu.Lock()
-	n := int64(len(i.pages))
+	n := int64(len(i.pages)) + i.releaseShadowLocked()
 	i.pages = nil
 	if i.symPage {
 		i.symPage = false

@@ -45,7 +45,9 @@ func (i *inode) ReadAt(p []byte, off int64) (int, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	n := 0
-	if off < i.size {
+	if off < i.size && i.mapped {
+		n = i.readMappedLocked(p[:min(int64(len(p)), i.size-off)], off)
+	} else if off < i.size {
 		want := min(int64(len(p)), i.size-off)
 		for int64(n) < want {
 			pos := off + int64(n)
@@ -118,6 +120,13 @@ func (i *inode) writeLocked(p []byte, off int64, c *vfs.Credentials) (int, error
 	i.removePrivsLocked(c)
 	i.mtime, i.ctime = now, now // file_update_time
 
+	if i.mapped {
+		n, err := i.writeMappedLocked(p, off)
+		if end := off + int64(n); end > i.size {
+			i.size = end
+		}
+		return n, err
+	}
 	n := 0
 	for n < len(p) {
 		pos := off + int64(n)
@@ -181,7 +190,13 @@ func (i *inode) Truncate(size int64, c *vfs.Credentials) error {
 	now := nowNanos()
 	i.mu.Lock()
 	var freed int64
-	if size <= i.size {
+	if i.mapped {
+		if err := unix.Ftruncate(i.mfd, size); err != nil {
+			i.mu.Unlock()
+			return err
+		}
+		i.reconcileLocked()
+	} else if size <= i.size {
 		// shmem_setattr truncates everything past a size that does not
 		// grow, pages fallocate kept past the end included.
 		freed = i.truncatePagesLocked(size)

@@ -173,6 +173,28 @@ type Mknoder interface {
 	Mknod(name string, mode uint32, rdev uint64, c *Credentials) (Dentry, error)
 }
 
+// Shadowed is a regular file that a host file (its shadow) can stand for
+// in the guest's descriptor table, so that the host can map it.
+type Shadowed interface {
+	// ShadowPath is the shadow's host path; with create, one is made if
+	// the inode has none. "" when the file system keeps no shadows.
+	ShadowPath(create bool) (string, error)
+	// AdoptShadow makes path (from ShadowMaker.NewShadow) the inode's
+	// shadow if it has none yet, and reports whether it did.
+	AdoptShadow(path string) bool
+	// Map moves the data into the shadow: a guest mapping of the shadow
+	// and the file's reads and writes then see the same pages.
+	Map() error
+}
+
+// ShadowMaker is a file system that keeps shadows: NewShadow makes one for
+// a file not yet created ("" when it keeps none), DropShadow removes one
+// no inode adopted.
+type ShadowMaker interface {
+	NewShadow() (string, error)
+	DropShadow(path string)
+}
+
 // DeviceInode is an inode that can be a device node: Rdev is its device
 // number as stat's st_rdev reports it.
 type DeviceInode interface {
