@@ -60,6 +60,13 @@ type thread struct {
 	// them: x86-64 syscalls preserve them, and compiled code relies on it.
 	saved   [6]uint64
 	changed bool
+	// reissued is set while the thread runs the call reissuedNo the
+	// supervisor reissued after a rewritten one: saved still holds the
+	// guest's own registers, which the last call of the chain restores.
+	// A reissued call served by notification never stops here, so the
+	// next stop of another call finds reissued stale and drops it.
+	reissued   bool
+	reissuedNo uint64
 }
 
 // tracer is the state of one Run; only the tracer thread touches it.
@@ -346,6 +353,8 @@ func (t *tracer) syscallEnter(tid int32, th *thread) {
 	}
 	t.args = platform.SyscallArgs{uintptr(regs.Rdi), uintptr(regs.Rsi), uintptr(regs.Rdx),
 		uintptr(regs.R10), uintptr(regs.R8), uintptr(regs.R9)}
+	chained := th.reissued && regs.Orig_rax == th.reissuedNo
+	th.reissued = false
 	res := t.sup.Syscall(tid, uintptr(regs.Orig_rax), &t.args, uintptr(regs.Rsp))
 	switch res.Action {
 	case platform.Passthrough:
@@ -354,11 +363,17 @@ func (t *tracer) syscallEnter(tid int32, th *thread) {
 		// orig_rax = -1 makes the kernel skip the call and return rax.
 		regs.Orig_rax = ^uint64(0)
 		regs.Rax = uint64(res.Ret)
+		if chained {
+			s := &th.saved
+			regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9 = s[0], s[1], s[2], s[3], s[4], s[5]
+		}
 		setRegs(tid, regs)
 		cont(tid, 0)
 	case platform.Rewrite:
 		regs.Orig_rax = uint64(res.Sysno)
-		th.saved = [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}
+		if !chained {
+			th.saved = [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}
+		}
 		regs.Rdi, regs.Rsi, regs.Rdx = uint64(res.Args[0]), uint64(res.Args[1]), uint64(res.Args[2])
 		regs.R10, regs.R8, regs.R9 = uint64(res.Args[3]), uint64(res.Args[4]), uint64(res.Args[5])
 		th.changed = th.saved != [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}
@@ -392,6 +407,7 @@ func (t *tracer) syscallExit(tid int32, th *thread) {
 		regs.Rdi, regs.Rsi, regs.Rdx = uint64(args[0]), uint64(args[1]), uint64(args[2])
 		regs.R10, regs.R8, regs.R9 = uint64(args[3]), uint64(args[4]), uint64(args[5])
 		setRegs(tid, regs)
+		th.reissued, th.reissuedNo = true, uint64(sysno)
 		cont(tid, 0)
 		return
 	}
