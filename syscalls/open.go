@@ -120,16 +120,30 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		}
 		return sentry.Pass()
 	}
+	s := t.Scratch()
 	if flags&unix.O_TMPFILE&^unix.O_DIRECTORY != 0 {
-		// Anonymous tmpfs files are not modelled yet.
-		return sentry.Err(unix.EOPNOTSUPP)
+		// do_tmpfile: the path is the directory (O_TMPFILE carries
+		// O_DIRECTORY); the file is made once the descriptor exists.
+		if r.Dentry == nil {
+			return sentry.Err(unix.ENOENT)
+		}
+		if r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
+			return sentry.Err(unix.ENOTDIR)
+		}
+		if _, ok := r.Dentry.(vfs.TmpfileMaker); !ok {
+			return sentry.Err(unix.EOPNOTSUPP)
+		}
+		if err := r.Dentry.Inode().CheckPermission(t.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
+			return sentry.ErrOf(err)
+		}
+		*s = sentry.Scratch{Flags: flags, Mount: r.Mount, Dir: r.Dentry, Mode: mode & 07777 &^ t.FSContext().Umask()}
+		return openPlaceholder(t, s, flags)
 	}
 	if flags&unix.O_CREAT != 0 && r.TrailingSlash {
 		// open_last_lookups: O_CREAT with a trailing slash, before the
 		// lookup.
 		return sentry.Err(unix.EISDIR)
 	}
-	s := t.Scratch()
 	*s = sentry.Scratch{Flags: flags, Mount: r.Mount}
 	if r.Dentry == nil {
 		// The last component does not exist.
@@ -171,6 +185,14 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		}
 		s.Found = r.Dentry
 	}
+	return openPlaceholder(t, s, flags)
+}
+
+// openPlaceholder gives the guest the descriptor number for the open s
+// describes: on a notifying platform the file is made and installed at
+// once; on ptrace the call becomes the open of a placeholder, and openExit
+// makes the file once the number is known.
+func openPlaceholder(t *sentry.Task, s *sentry.Scratch, flags uint32) sentry.Result {
 	if t.Notified() {
 		return openNotified(t)
 	}
@@ -318,6 +340,10 @@ func dropShadow(s *sentry.Scratch) {
 // the file the entry found missing, or truncates the one it found for
 // O_TRUNC; created says the file is new.
 func openFile(t *sentry.Task, s *sentry.Scratch) (d vfs.Dentry, created bool, err error) {
+	if s.Flags&unix.O_TMPFILE&^unix.O_DIRECTORY != 0 {
+		d, err = s.Dir.(vfs.TmpfileMaker).CreateTmpfile(s.Mode, s.Flags&unix.O_EXCL != 0, t.Creds())
+		return d, false, err
+	}
 	if s.Found == nil {
 		d, err = s.Dir.Create(s.Name, s.Mode, t.Creds())
 		if err == unix.EEXIST && s.Flags&unix.O_EXCL == 0 {

@@ -183,6 +183,21 @@ rm -f null zero blk big wo wo2 f; ls -A`)
 	}
 }
 
+// TestTmpfile opens O_TMPFILE files and names one with linkat, against
+// Linux (testdata/tmpfile.py).
+func TestTmpfile(t *testing.T) {
+	script, err := filepath.Abs("testdata/tmpfile.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := sameOnBothTmpfs(t, `umask 022; python3 `+script+` "$1"`)
+	for _, want := range []string{"nlink 0 mode 0o100640", "link 0 ['named'] 1 data", "excl link 2", "after close ['named', 'named2', 'sub'] []"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestUnixSocketsOnTmpfs binds, connects and talks over a Unix socket at
 // a path in the work directory, sends datagrams to a path, and checks
 // bind's, connect's and sendto's errors.

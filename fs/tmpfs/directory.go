@@ -1,6 +1,8 @@
 package tmpfs
 
 import (
+	"strconv"
+
 	"golang.org/x/sys/unix"
 
 	"sentry/sentry/vfs"
@@ -126,6 +128,35 @@ func (d *dentry) Create(name string, mode uint32, c *vfs.Credentials) (vfs.Dentr
 	return child, nil
 }
 
+// CreateTmpfile implements vfs.TmpfileMaker, as vfs_tmpfile then
+// shmem_tmpfile: write and search permission on d, then a regular inode
+// with no name (nlink 0), owned as a file created in d would be, that
+// linkat may give a name unless excl (O_EXCL: I_LINKABLE unset). Its
+// dentry is "#ino" under d, as d_tmpfile names it, so /proc/PID/fd shows
+// "d/#ino (deleted)". It is freed at its last close if never linked.
+func (d *dentry) CreateTmpfile(mode uint32, excl bool, c *vfs.Credentials) (vfs.Dentry, error) {
+	if !d.inode.isDir() {
+		return nil, unix.ENOTDIR
+	}
+	d.fs.mu.Lock()
+	defer d.fs.mu.Unlock()
+	dmode, duid, dgid := d.inode.attrs()
+	if err := checkPermission(c, vfs.MayWrite|vfs.MayExec, dmode, duid, dgid); err != nil {
+		return nil, err
+	}
+	if d.inode.nlink.Load() == 0 {
+		return nil, unix.ENOENT
+	}
+	if err := d.fs.reserveSlotLocked(); err != nil {
+		return nil, err
+	}
+	fullMode, uid, gid := d.newOwner(unix.S_IFREG, mode, c)
+	i := d.fs.newInodeLocked(fullMode, uid, gid, nowNanos())
+	i.nlink.Store(0)
+	i.linkable.Store(!excl)
+	return &dentry{fs: d.fs, inode: i, parent: d, name: "#" + strconv.FormatUint(i.ino, 10)}, nil
+}
+
 // Mkdir implements vfs.Dentry.Mkdir. As vfs_mkdir, only the permission
 // and sticky bits of mode are kept; S_ISGID comes from the parent.
 func (d *dentry) Mkdir(name string, mode uint32, c *vfs.Credentials) (vfs.Dentry, error) {
@@ -158,17 +189,23 @@ func (d *dentry) Link(name string, target vfs.Dentry, c *vfs.Credentials) (vfs.D
 		return nil, unix.EXDEV
 	}
 	ti := td.inode
-	switch n := ti.nlink.Load(); {
+	n := ti.nlink.Load()
+	switch {
 	case ti.isDir():
 		return nil, unix.EPERM
-	case n == 0:
+	case n == 0 && !ti.linkable.Load():
 		return nil, unix.ENOENT
 	case n >= maxLinks:
 		return nil, unix.EMLINK
 	}
-	if err := d.fs.reserveSlotLocked(); err != nil {
-		return nil, err
+	if n > 0 {
+		// shmem_link reserves a slot only for an extra link: an
+		// O_TMPFILE inode's first name uses the slot it has.
+		if err := d.fs.reserveSlotLocked(); err != nil {
+			return nil, err
+		}
 	}
+	ti.linkable.Store(false) // vfs_link clears I_LINKABLE
 	now := nowNanos()
 	ti.nlink.Add(1)
 	ti.touchCtime(now)

@@ -44,6 +44,9 @@ type inode struct {
 	// nlink is i_nlink. Written with fs.mu held for writing, read
 	// anywhere.
 	nlink atomic.Uint32
+	// linkable is I_LINKABLE: an O_TMPFILE inode without O_EXCL, which
+	// linkat may give a first name.
+	linkable atomic.Bool
 
 	// mu protects the fields below.
 	mu sync.Mutex

@@ -174,3 +174,60 @@ func TestShadowMapped(t *testing.T) {
 		t.Fatalf("%d pages still counted", used)
 	}
 }
+
+// TestTmpfileLifetime: an O_TMPFILE inode has no name and one inode slot,
+// is freed at its last reference unless linked, takes a first name with
+// Link (no second slot) unless made with excl, and then lives on.
+func TestTmpfileLifetime(t *testing.T) {
+	fs := newTestFS(t, Options{MaxInodes: 3})
+	root := fs.Root().(*dentry)
+	tf := func(excl bool) *dentry {
+		t.Helper()
+		d, err := root.CreateTmpfile(0o600, excl, userCreds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Inode().IncRef() // the open's reference
+		return d.(*dentry)
+	}
+	a := tf(false)
+	if n := a.inode.nlink.Load(); n != 0 || a.Name() != "#2" {
+		t.Fatalf("nlink %d name %q", n, a.Name())
+	}
+	if err := fs.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.Link("a", a, userCreds); err != nil {
+		t.Fatal(err)
+	}
+	b := tf(true)
+	if _, err := root.Link("b", b, userCreds); err != unix.ENOENT {
+		t.Fatalf("link of an O_EXCL tmpfile: %v", err)
+	}
+	// Two inodes and the root fill nr_inodes=3; a first link of a
+	// tmpfile took no slot, a second name of "a" needs one.
+	if _, err := root.Link("a2", a, userCreds); err != unix.ENOSPC {
+		t.Fatalf("extra link past nr_inodes: %v", err)
+	}
+	b.Inode().DecRef()
+	if !b.inode.freed {
+		t.Fatal("unlinked tmpfile not freed at its last reference")
+	}
+	a.Inode().DecRef()
+	if a.inode.freed {
+		t.Fatal("linked tmpfile freed")
+	}
+	s, err := root.CreateTmpfile(0o600, false, strangerCreds)
+	if err != nil {
+		t.Fatalf("tmpfile in the sticky world-writable root: %v", err)
+	}
+	s.Inode().IncRef()
+	s.Inode().DecRef()
+	ro, err := newTestFS(t, Options{}).Root().Mkdir("ro", 0o755, rootCreds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ro.(*dentry).CreateTmpfile(0o600, false, userCreds); err != unix.EACCES {
+		t.Fatalf("tmpfile in a directory without write permission: %v", err)
+	}
+}

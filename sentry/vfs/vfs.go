@@ -173,6 +173,13 @@ type Mknoder interface {
 	Mknod(name string, mode uint32, rdev uint64, c *Credentials) (Dentry, error)
 }
 
+// TmpfileMaker is a directory that can hold O_TMPFILE files: CreateTmpfile
+// makes a regular file with no name in it (mode already umasked), which
+// linkat may name later unless excl.
+type TmpfileMaker interface {
+	CreateTmpfile(mode uint32, excl bool, c *Credentials) (Dentry, error)
+}
+
 // Shadowed is a regular file that a host file (its shadow) can stand for
 // in the guest's descriptor table, so that the host can map it.
 type Shadowed interface {
