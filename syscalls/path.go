@@ -175,33 +175,49 @@ func statxBytes(st *unix.Statx_t) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(st)), unsafe.Sizeof(*st))
 }
 
-// procFDLink recognizes /proc/{self,thread-self,PID}/fd/N[/rest] naming a
-// virtual fd of this task's process and returns its description (with a
-// reference) and the rest of the path ("" for the link itself).
+// procFDLink recognizes /proc/{self,thread-self,PID}[/task/TID]/fd/N[/rest]
+// naming a virtual fd of a guest process and returns its description (with
+// a reference) and the rest of the path ("" for the link itself). TID must
+// be a thread of the process, as proc_task_lookup requires.
 func procFDLink(t *sentry.Task, p string) (*vfs.FileDescription, string, bool) {
-	rest := p[len("/proc/"):]
-	i := strings.IndexByte(rest, '/')
-	if i < 0 {
+	who, rest, ok := strings.Cut(p[len("/proc/"):], "/")
+	if !ok {
 		return nil, "", false
 	}
-	who := rest[:i]
-	rest = rest[i:]
-	fdt := t.FDTable()
-	if who != "self" && who != "thread-self" {
+	var pid int32
+	switch who {
+	case "self":
+		pid = t.TG.TGID
+	case "thread-self":
+		// A symlink to self/task/TID.
+		pid = t.TG.TGID
+		rest = "task/" + strconv.Itoa(int(t.TID)) + "/" + rest
+	default:
 		n, err := strconv.Atoi(who)
-		if err != nil {
+		if err != nil || n <= 0 {
 			return nil, "", false
 		}
-		if int32(n) != t.TID && int32(n) != t.TG.TGID {
-			// Another guest process's descriptors (ls -l /proc/PID/fd).
-			if fdt = t.Kernel().FDTableOf(int32(n)); fdt == nil {
-				return nil, "", false
-			}
+		pid = int32(n)
+	}
+	tid := pid
+	if task, ok := strings.CutPrefix(rest, "task/"); ok {
+		num, r, ok := strings.Cut(task, "/")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil || n <= 0 {
+			return nil, "", false
+		}
+		tid, rest = int32(n), r
+		if tt := t.Kernel().Task(tid); tt == nil || tt.TG.TGID != pid {
+			return nil, "", false
 		}
 	}
-	if who == "thread-self" {
-		// /proc/thread-self is a symlink to self/task/TID.
-		return nil, "", false
+	rest = "/" + rest
+	fdt := t.FDTable()
+	if tid != t.TID && tid != t.TG.TGID {
+		// Another guest process's descriptors (ls -l /proc/PID/fd).
+		if fdt = t.Kernel().FDTableOf(tid); fdt == nil {
+			return nil, "", false
+		}
 	}
 	if !strings.HasPrefix(rest, "/fd/") {
 		return nil, "", false

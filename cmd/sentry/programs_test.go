@@ -198,6 +198,19 @@ func TestTmpfile(t *testing.T) {
 	}
 }
 
+// TestProcTaskFDNames: the per-thread views of /proc name virtual fds as
+// /proc/self/fd does (testdata/procfd.py).
+func TestProcTaskFDNames(t *testing.T) {
+	script, err := filepath.Abs("testdata/procfd.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := sameOnBothTmpfs(t, `python3 `+script+` "$1"`)
+	if strings.Count(out, "'D/x', 0)") != 6 {
+		t.Fatalf("got:\n%s", out)
+	}
+}
+
 // TestUnixSocketsOnTmpfs binds, connects and talks over a Unix socket at
 // a path in the work directory, sends datagrams to a path, and checks
 // bind's, connect's and sendto's errors.
