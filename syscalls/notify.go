@@ -33,11 +33,16 @@ func openNotified(t *sentry.Task) sentry.Result {
 	}
 	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
 	defer f.DecRef()
-	shadow := ""
-	if sh, ok := d.Inode().(vfs.Shadowed); ok && flags&unix.O_PATH == 0 {
+	// The placeholder opens what it would on ptrace (open.go).
+	shadow, accmode := "", uint32(unix.O_RDONLY)
+	if sh, ok := d.Inode().(vfs.Shadowed); ok && flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
 		shadow, _ = sh.ShadowPath(true)
+		accmode = flags & unix.O_ACCMODE
 	}
-	fd, err := installNotified(t, f, flags, shadow)
+	if m, ok := s.Mount.FS.(vfs.ShadowMaker); ok && shadow == "" {
+		shadow = m.AnonShadow()
+	}
+	fd, err := installNotified(t, f, accmode|flags&unix.O_CLOEXEC, shadow)
 	if err != nil && created {
 		if cur, lerr := s.Dir.Lookup(s.Name); lerr == nil && cur == d {
 			s.Dir.Unlink(s.Name, t.Creds())
@@ -54,10 +59,9 @@ func responded(fd int32) sentry.Result {
 	return sentry.Result{Result: platform.Result{Action: platform.Responded, Ret: int64(fd)}, Served: true}
 }
 
-// installNotified gives the guest a placeholder for f, opened with flags,
-// and completes its call with the number: as on the ptrace platform, an
-// open of the file's shadow with the guest's access mode, or an empty
-// memfd when there is no shadow.
+// installNotified gives the guest a placeholder for f and completes its
+// call with the number: an open of shadow with flags' access mode, or an
+// empty memfd when there is no shadow.
 func installNotified(t *sentry.Task, f *vfs.FileDescription, flags uint32, shadow string) (int32, error) {
 	var hfd int
 	var err error

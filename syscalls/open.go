@@ -196,24 +196,25 @@ func openPlaceholder(t *sentry.Task, s *sentry.Scratch, flags uint32) sentry.Res
 	if t.Notified() {
 		return openNotified(t)
 	}
-	if shadow := placeholderShadow(s); shadow != "" {
+	if shadow, accmode := placeholderShadow(s); shadow != "" {
 		// A regular file's placeholder is an open of its shadow, with
 		// the guest's access mode, so that the host can map it as
-		// Linux would (mmap.go). The path is written below the guest's
-		// stack, as the memfd's name is.
+		// Linux would (mmap.go); another file's, a read-only open of
+		// the mount's anonymous shadow. The path is written below the
+		// guest's stack, as the memfd's name is.
 		addr, err := t.WriteStackString(shadow)
 		if err != nil {
 			dropShadow(s)
 			return sentry.ErrOf(err)
 		}
-		pflags := flags&(unix.O_ACCMODE|unix.O_CLOEXEC) | unix.O_NOFOLLOW | unix.O_NOCTTY
+		pflags := accmode | flags&unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NOCTTY
 		cwd := int64(unix.AT_FDCWD)
 		return sentry.RewriteTo(t, unix.SYS_OPENAT, platform.SyscallArgs{uintptr(cwd), addr, uintptr(pflags)}, openExit)
 	}
-	// Other placeholders are empty memfds. The name is an empty string the
-	// sentry writes below the guest's stack, not the guest's own path:
-	// another guest thread may rewrite that buffer meanwhile (a longer
-	// name is EINVAL).
+	// Without shadows, placeholders are empty memfds. The name is an empty
+	// string the sentry writes below the guest's stack, not the guest's
+	// own path: another guest thread may rewrite that buffer meanwhile (a
+	// longer name is EINVAL).
 	nameAddr, err := t.WriteStackString("")
 	if err != nil {
 		return sentry.ErrOf(err)
@@ -302,26 +303,32 @@ func openExit(t *sentry.Task, ret int64) int64 {
 	return ret
 }
 
-// placeholderShadow is the shadow a regular file's placeholder opens: the
-// file's own, or for a file the open creates, a new one its inode adopts
-// at the exit (s.Shadow). "" for other files, O_PATH, and file systems
-// without shadows (or when making one fails): the placeholder is then a
-// memfd.
-func placeholderShadow(s *sentry.Scratch) string {
-	if s.Flags&unix.O_PATH != 0 {
-		return ""
+// placeholderShadow is the host file a placeholder opens, and the access
+// mode to open it with: a regular file's own shadow, with the guest's
+// access mode (for a file the open creates, a new one its inode adopts at
+// the exit, s.Shadow); for other files and O_PATH, the mount's anonymous
+// shadow, read-only. "" for file systems without shadows (or when making
+// one fails): the placeholder is then a memfd.
+func placeholderShadow(s *sentry.Scratch) (string, uint32) {
+	m, ok := s.Mount.FS.(vfs.ShadowMaker)
+	if !ok {
+		return "", 0
 	}
-	if s.Found == nil {
-		if m, ok := s.Mount.FS.(vfs.ShadowMaker); ok {
-			s.Shadow, _ = m.NewShadow()
+	accmode := s.Flags & unix.O_ACCMODE
+	switch {
+	case s.Flags&unix.O_PATH != 0:
+	case s.Found == nil:
+		s.Shadow, _ = m.NewShadow()
+		return s.Shadow, accmode
+	case s.Found.Inode().Mode()&unix.S_IFMT == unix.S_IFREG:
+		sh, ok := s.Found.Inode().(vfs.Shadowed)
+		if !ok {
+			return "", 0
 		}
-		return s.Shadow
-	}
-	if sh, ok := s.Found.Inode().(vfs.Shadowed); ok {
 		p, _ := sh.ShadowPath(true)
-		return p
+		return p, accmode
 	}
-	return ""
+	return m.AnonShadow(), unix.O_RDONLY
 }
 
 // dropShadow removes the shadow an open made for a file it did not create

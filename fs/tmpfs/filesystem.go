@@ -65,6 +65,9 @@ type Filesystem struct {
 	// numbers them.
 	shadowPrefix string
 	shadowSeq    atomic.Uint64
+	// anonPath is AnonShadow's file, made once.
+	anonOnce sync.Once
+	anonPath string
 
 	// usedPages is the number of data pages allocated across the mount
 	// (sbinfo->used_blocks in Linux). Updated without mu, by CAS against

@@ -60,6 +60,30 @@ func (fs *Filesystem) NewShadow() (string, error) {
 	return p, nil
 }
 
+// AnonShadow implements vfs.ShadowMaker: one empty host file, readable by
+// all, that the placeholders of the file system's other files (directories,
+// O_PATH opens) open. An open of an existing file is cheaper than a memfd
+// each: here memfd_create and its close cost 3.9 us, an open and close
+// 1.6 us.
+func (fs *Filesystem) AnonShadow() string {
+	if fs.opts.ShadowDir == "" {
+		return ""
+	}
+	fs.anonOnce.Do(func() {
+		p := filepath.Join(fs.opts.ShadowDir, fs.shadowPrefix+"-anon")
+		fd, err := unix.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o444)
+		if err != nil {
+			return
+		}
+		err = unix.Fchmod(fd, 0o444)
+		unix.Close(fd)
+		if err == nil {
+			fs.anonPath = p
+		}
+	})
+	return fs.anonPath
+}
+
 // DropShadow implements vfs.ShadowMaker: a shadow NewShadow made that no
 // inode adopted.
 func (fs *Filesystem) DropShadow(path string) {

@@ -196,10 +196,12 @@ type Shadowed interface {
 
 // ShadowMaker is a file system that keeps shadows: NewShadow makes one for
 // a file not yet created ("" when it keeps none), DropShadow removes one
-// no inode adopted.
+// no inode adopted, AnonShadow is an empty read-only host file that
+// stands for any of its other files ("" when it keeps none).
 type ShadowMaker interface {
 	NewShadow() (string, error)
 	DropShadow(path string)
+	AnonShadow() string
 }
 
 // DeviceInode is an inode that can be a device node: Rdev is its device
