@@ -465,21 +465,17 @@ func (k *Kernel) Shutdown() {
 }
 
 // HostFIFO is the host FIFO that stands for FIFO inode ino of mount m,
-// made on first use in a private directory of the sandbox's.
+// made on first use in a private directory of the sandbox's (the opener
+// gives it the inode's mode and owner).
 func (k *Kernel) HostFIFO(m *vfs.Mount, ino uint64) (string, error) {
 	p, err := k.hostSpecialPath("f", m, ino)
 	if err != nil {
 		return "", err
 	}
-	if err := unix.Mkfifo(p, 0o666); err != nil {
-		if err != unix.EEXIST {
-			return "", err
-		}
-		return p, nil
+	if err := unix.Mkfifo(p, 0o600); err != nil && err != unix.EEXIST {
+		return "", err
 	}
-	// Any guest user the sentry let through opens it: not the sentry's
-	// umask.
-	return p, unix.Chmod(p, 0o666)
+	return p, nil
 }
 
 // HostDevice is the host device node that stands for device inode ino of
@@ -498,10 +494,10 @@ func (k *Kernel) HostDevice(m *vfs.Mount, ino uint64, typ uint32, rdev uint64) (
 		}
 		unix.Unlink(p)
 	}
-	if err := unix.Mknod(p, typ|0o666, int(rdev)); err != nil {
+	if err := unix.Mknod(p, typ|0o600, int(rdev)); err != nil {
 		return "", err
 	}
-	return p, unix.Chmod(p, 0o666)
+	return p, nil
 }
 
 // SetSocketName records that the socket bound at host path host was bound

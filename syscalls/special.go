@@ -70,7 +70,7 @@ func openDevice(t *sentry.Task, m *vfs.Mount, ino vfs.Inode, flags uint32) sentr
 	if err != nil {
 		return sentry.ErrOf(errnoOf(err))
 	}
-	return openHostSpecial(t, host, flags)
+	return openHostSpecial(t, host, ino, flags)
 }
 
 // openFIFO opens a FIFO of the sentry's: the guest opens a host FIFO that
@@ -82,13 +82,22 @@ func openFIFO(t *sentry.Task, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.
 	if err != nil {
 		return sentry.Err(unix.ENXIO)
 	}
-	return openHostSpecial(t, host, flags)
+	return openHostSpecial(t, host, ino, flags)
 }
 
-// openHostSpecial opens the host special file standing for one of the
-// sentry's, with the guest's flags less those that only create or
-// truncate.
-func openHostSpecial(t *sentry.Task, host string, flags uint32) sentry.Result {
+// openHostSpecial opens the host special file standing for ino, with the
+// guest's flags less those that only create or truncate. The host file
+// takes ino's permission bits and owner first: fstat of the descriptor,
+// which the host answers, then shows them as Linux would (only st_dev,
+// st_ino and the times are the host file's).
+func openHostSpecial(t *sentry.Task, host string, ino vfs.Inode, flags uint32) sentry.Result {
+	var want, have unix.Stat_t
+	ino.Stat(&want)
+	if unix.Lstat(host, &have) == nil && (have.Mode != want.Mode || have.Uid != want.Uid || have.Gid != want.Gid) {
+		// chown clears set-id bits, so it goes first.
+		unix.Lchown(host, int(want.Uid), int(want.Gid))
+		unix.Chmod(host, want.Mode&07777)
+	}
 	if t.Notified() {
 		// The open may block until the other end opens: this serving
 		// thread waits, others serve the rest of the guest.

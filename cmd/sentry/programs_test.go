@@ -211,6 +211,24 @@ func TestProcTaskFDNames(t *testing.T) {
 	}
 }
 
+// TestSpecialFileFstat: a FIFO or device node the guest opened is a host
+// descriptor, whose fstat must still show the node's mode and owner
+// (testdata/fifostat.py).
+func TestSpecialFileFstat(t *testing.T) {
+	var fs unix.Statfs_t
+	if err := unix.Statfs("/dev/shm", &fs); err != nil || fs.Flags&unix.ST_NODEV != 0 {
+		t.Skip("requires /dev/shm mounted without nodev, to open device nodes natively")
+	}
+	script, err := filepath.Abs("testdata/fifostat.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := sameOnBothTmpfs(t, `umask 022; python3 `+script+` "$1"`)
+	if !strings.HasPrefix(out, "0o10640 65534 65534 1 0\n0o10604 65534\n") {
+		t.Fatalf("got:\n%s", out)
+	}
+}
+
 // TestUnixSocketsOnTmpfs binds, connects and talks over a Unix socket at
 // a path in the work directory, sends datagrams to a path, and checks
 // bind's, connect's and sendto's errors.
