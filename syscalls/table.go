@@ -95,6 +95,16 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_LISTXATTR, "listxattr", Listxattr, path, ptr, num)
 	add(unix.SYS_LLISTXATTR, "llistxattr", Llistxattr, path, ptr, num)
 	add(unix.SYS_FLISTXATTR, "flistxattr", Flistxattr, fd, ptr, num)
+	add(unix.SYS_SETXATTR, "setxattr", Setxattr, path, path, ptr, num, hex)
+	add(unix.SYS_LSETXATTR, "lsetxattr", Lsetxattr, path, path, ptr, num, hex)
+	add(unix.SYS_FSETXATTR, "fsetxattr", Fsetxattr, fd, path, ptr, num, hex)
+	add(unix.SYS_REMOVEXATTR, "removexattr", Removexattr, path, path)
+	add(unix.SYS_LREMOVEXATTR, "lremovexattr", Lremovexattr, path, path)
+	add(unix.SYS_FREMOVEXATTR, "fremovexattr", Fremovexattr, fd, path)
+	add(unix.SYS_SETXATTRAT, "setxattrat", Setxattrat, fd, path, atfl, path, ptr, num)
+	add(unix.SYS_GETXATTRAT, "getxattrat", Getxattrat, fd, path, atfl, path, ptr, num)
+	add(unix.SYS_LISTXATTRAT, "listxattrat", Listxattrat, fd, path, atfl, ptr, num)
+	add(unix.SYS_REMOVEXATTRAT, "removexattrat", Removexattrat, fd, path, atfl, path)
 	add(unix.SYS_BIND, "bind", Bind, fd, ptr, num)
 	add(unix.SYS_CONNECT, "connect", Connect, fd, ptr, num)
 	add(unix.SYS_SENDTO, "sendto", Sendto, fd, ptr, num, hex, ptr, num)
@@ -127,16 +137,7 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_STATFS, "statfs", Statfs, path, ptr)
 	// Not modelled on sentry files yet: unserved.go keeps them off the
 	// host's files behind a mount and off placeholders.
-	for _, c := range []struct {
-		nr   uintptr
-		name string
-	}{
-		{unix.SYS_SETXATTR, "setxattr"}, {unix.SYS_LSETXATTR, "lsetxattr"},
-		{unix.SYS_REMOVEXATTR, "removexattr"},
-		{unix.SYS_LREMOVEXATTR, "lremovexattr"}, {unix.SYS_CHROOT, "chroot"},
-	} {
-		add(c.nr, c.name, unservedPath, path)
-	}
+	add(unix.SYS_CHROOT, "chroot", unservedPath, path)
 	for _, c := range []struct {
 		nr   uintptr
 		name string
@@ -150,7 +151,7 @@ func NewTable() *sentry.SyscallTable {
 		name string
 	}{
 		{unix.SYS_GETDENTS, "getdents"},
-		{unix.SYS_FSETXATTR, "fsetxattr"}, {unix.SYS_FREMOVEXATTR, "fremovexattr"}, {unix.SYS_SYNC_FILE_RANGE, "sync_file_range"},
+		{unix.SYS_SYNC_FILE_RANGE, "sync_file_range"},
 		{unix.SYS_READAHEAD, "readahead"},
 	} {
 		add(c.nr, c.name, unservedFD, fd)

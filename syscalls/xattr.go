@@ -1,96 +1,496 @@
 package syscalls
 
 import (
+	"encoding/binary"
+	"slices"
+	"strings"
+
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
 	"sentry/sentry"
+	"sentry/sentry/vfs"
 )
 
-// The sentry's tmpfs stores no extended attributes (setting them is not
-// modelled: EOPNOTSUPP, see unserved.go). Reading them answers as Linux's
-// tmpfs does for a file that has none: getxattr ENODATA (after the name is
-// checked: ERANGE for an empty or over-long name, as xattr_name_from_user),
-// listxattr an empty list.
+// Extended attributes of the sentry's files, as Linux's tmpfs keeps them
+// (shmem_xattr_handlers over simple_xattrs): the user., trusted. and
+// security. namespaces. The order of checks is fs/xattr.c's: the name (and
+// for set, the flags, size and value) are copied first, then the path is
+// walked, then xattr_permission, the capability checks of the security
+// namespaces, and the file system. POSIX ACLs are not modelled: a file
+// has none (getting one is ENODATA, removing one succeeds as
+// set_posix_acl of NULL does), and setting one is EOPNOTSUPP, which Linux
+// gives only for a malformed ACL.
 
-// xattrNameMax is XATTR_NAME_MAX.
-const xattrNameMax = 255
+const (
+	// xattrNameMax, xattrSizeMax and xattrListMax are XATTR_NAME_MAX,
+	// XATTR_SIZE_MAX and XATTR_LIST_MAX.
+	xattrNameMax = 255
+	xattrSizeMax = 65536
+	xattrListMax = 65536
+	// xattrArgsSize is XATTR_ARGS_SIZE_VER0, struct xattr_args of the
+	// *xattrat calls: value pointer, size, flags.
+	xattrArgsSize = 16
+	// The namespaces tmpfs keeps (XATTR_*_PREFIX), and the names of the
+	// POSIX ACLs and of file capabilities.
+	xattrUser       = "user."
+	xattrTrusted    = "trusted."
+	xattrSecurity   = "security."
+	xattrACLAccess  = "system.posix_acl_access"
+	xattrACLDefault = "system.posix_acl_default"
+	xattrCaps       = "security.capability"
+)
 
-func getxattrAt(t *sentry.Task, pathAddr, nameAddr uintptr, follow bool) sentry.Result {
-	r, err := resolveAt(t, unix.AT_FDCWD, pathAddr, follow, false)
-	if err != nil {
-		return sentry.ErrOf(err)
+// xattrName is import_xattr_name: ERANGE for an empty or over-long name.
+func xattrName(t *sentry.Task, addr uintptr) (string, error) {
+	name, err := t.ReadPath(addr)
+	if err == unix.ENAMETOOLONG || (err == nil && (len(name) == 0 || len(name) > xattrNameMax)) {
+		return "", unix.ERANGE
 	}
-	if r.host {
-		return sentry.Pass()
-	}
-	if r.Dentry == nil {
-		return sentry.Err(unix.ENOENT)
-	}
-	return noXattr(t, nameAddr)
+	return string(name), err
 }
 
-func noXattr(t *sentry.Task, nameAddr uintptr) sentry.Result {
-	name, err := t.ReadPath(nameAddr)
-	if err == unix.ENAMETOOLONG || (err == nil && (len(name) == 0 || len(name) > xattrNameMax)) {
+// xattrTarget is the sentry inode an xattr call acts on, found by a path
+// walk (xattrAtPath) or a descriptor (xattrAtFD); release drops what it
+// holds. Both return ok false with res the answer when the call is the
+// host's or failed. The name is checked before either, as Linux does.
+type xattrTarget struct {
+	ino     vfs.Inode
+	release func()
+}
+
+func xattrAtPath(t *sentry.Task, dirfd int32, pathAddr uintptr, follow, emptyPath bool) (xattrTarget, sentry.Result, bool) {
+	r, err := resolveAt(t, dirfd, pathAddr, follow, emptyPath)
+	if err != nil {
+		return xattrTarget{}, sentry.ErrOf(err), false
+	}
+	if r.file != nil {
+		f := r.file
+		return xattrTarget{ino: f.Dentry.Inode(), release: func() { f.DecRef() }}, sentry.Result{}, true
+	}
+	if r.host {
+		return xattrTarget{}, sentry.Pass(), false
+	}
+	if r.Dentry == nil {
+		return xattrTarget{}, sentry.Err(unix.ENOENT), false
+	}
+	return xattrTarget{ino: r.Dentry.Inode(), release: func() {}}, sentry.Result{}, true
+}
+
+func xattrAtFD(t *sentry.Task, fd int32) (xattrTarget, sentry.Result, bool) {
+	f, res, ok := fileFor(t, fd)
+	if !ok {
+		return xattrTarget{}, res, false
+	}
+	return xattrTarget{ino: f.Dentry.Inode(), release: func() { f.DecRef() }}, sentry.Result{}, true
+}
+
+// xattrPermission is xattr_permission, then the security namespace's
+// capability check (cap_inode_setxattr, cap_inode_removexattr) for
+// changes. CAP_SYS_ADMIN and CAP_FOWNER are root's.
+func xattrPermission(c *vfs.Credentials, ino vfs.Inode, name string, write bool) error {
+	var st unix.Stat_t
+	ino.Stat(&st)
+	typ := st.Mode & unix.S_IFMT
+	switch {
+	case name == xattrCaps:
+		// cap_inode_setxattr leaves it to cap_convert_nscap, which
+		// checks the value first (xattrCapsValid).
+		return nil
+	case strings.HasPrefix(name, xattrSecurity):
+		if write && c.UID != 0 {
+			return unix.EPERM
+		}
+		return nil
+	case strings.HasPrefix(name, "system."):
+		return nil
+	case strings.HasPrefix(name, xattrTrusted):
+		if c.UID != 0 {
+			if write {
+				return unix.EPERM
+			}
+			return unix.ENODATA
+		}
+		return nil
+	case strings.HasPrefix(name, xattrUser):
+		if typ != unix.S_IFREG && typ != unix.S_IFDIR {
+			if write {
+				return unix.EPERM
+			}
+			return unix.ENODATA
+		}
+		if typ == unix.S_IFDIR && st.Mode&unix.S_ISVTX != 0 && write && c.UID != 0 && c.UID != st.Uid {
+			return unix.EPERM
+		}
+	}
+	mask := uint32(vfs.MayRead)
+	if write {
+		mask = vfs.MayWrite
+	}
+	return ino.CheckPermission(c, mask)
+}
+
+// xattrSupported is xattr_resolve_name over tmpfs's handlers: the ACL
+// names, a known prefix with something after it (EINVAL for the bare
+// prefix); other names EOPNOTSUPP.
+func xattrSupported(name string) error {
+	if name == xattrACLAccess || name == xattrACLDefault {
+		return nil
+	}
+	for _, p := range []string{xattrUser, xattrTrusted, xattrSecurity} {
+		if strings.HasPrefix(name, p) {
+			if len(name) == len(p) {
+				return unix.EINVAL
+			}
+			return nil
+		}
+	}
+	return unix.EOPNOTSUPP
+}
+
+// xattrInode checks a get (or, with write, a change) of name on the
+// target and returns where the attributes are.
+func xattrInode(t *sentry.Task, x xattrTarget, name string, write bool) (vfs.XattrInode, error) {
+	if err := xattrPermission(t.Creds(), x.ino, name, write); err != nil {
+		return nil, err
+	}
+	if err := xattrSupported(name); err != nil {
+		return nil, err
+	}
+	xi, ok := x.ino.(vfs.XattrInode)
+	if !ok {
+		return nil, unix.EOPNOTSUPP
+	}
+	return xi, nil
+}
+
+// copyXattrOut gives the guest a value or a name list: its length when
+// size is 0, ERANGE when it does not fit in size (capped at limit).
+func copyXattrOut(t *sentry.Task, addr uintptr, size, limit uint64, data []byte) sentry.Result {
+	if size == 0 {
+		return sentry.Ret(int64(len(data)))
+	}
+	if uint64(len(data)) > min(size, limit) {
 		return sentry.Err(unix.ERANGE)
 	}
+	if err := t.CopyOut(addr, data); err != nil {
+		return sentry.ErrOf(err)
+	}
+	return sentry.Ret(int64(len(data)))
+}
+
+// getxattr is do_getxattr on a resolved target.
+func getxattr(t *sentry.Task, x xattrTarget, name string, valueAddr uintptr, size uint64) sentry.Result {
+	defer x.release()
+	xi, err := xattrInode(t, x, name, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	return sentry.Err(unix.ENODATA)
+	if name == xattrACLAccess || name == xattrACLDefault {
+		return sentry.Err(unix.ENODATA)
+	}
+	v, ok := xi.Getxattr(name)
+	if !ok {
+		return sentry.Err(unix.ENODATA)
+	}
+	return copyXattrOut(t, valueAddr, size, xattrSizeMax, v)
+}
+
+// setxattr is do_setxattr (value nil: removexattr) on a resolved target.
+func setxattr(t *sentry.Task, x xattrTarget, name string, value []byte, flags uint32) sentry.Result {
+	defer x.release()
+	xi, err := xattrInode(t, x, name, true)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	var st unix.Stat_t
+	x.ino.Stat(&st)
+	c := t.Creds()
+	switch {
+	case name == xattrACLAccess || name == xattrACLDefault:
+		if value != nil {
+			return sentry.Err(unix.EOPNOTSUPP)
+		}
+		// set_posix_acl(NULL): nothing to remove, after its checks.
+		if name == xattrACLDefault && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return sentry.Ret(0)
+		}
+		if c.UID != 0 && c.UID != st.Uid {
+			return sentry.Err(unix.EPERM)
+		}
+		return sentry.Ret(0)
+	case name == xattrCaps:
+		// cap_convert_nscap: the value's header, then CAP_SETFCAP;
+		// cap_inode_removexattr: CAP_SETFCAP.
+		if value != nil && !xattrCapsValid(value) {
+			return sentry.Err(unix.EINVAL)
+		}
+		if c.UID != 0 {
+			return sentry.Err(unix.EPERM)
+		}
+	}
+	return retErr(xi.Setxattr(name, value, flags))
+}
+
+// xattrCapsValid is validheader: a struct vfs_cap_data of revision 2 (20
+// bytes) or 3 (24 bytes, with the namespace's root uid).
+func xattrCapsValid(v []byte) bool {
+	if len(v) < 4 {
+		return false
+	}
+	rev := binary.LittleEndian.Uint32(v) &^ 1 // VFS_CAP_FLAGS_EFFECTIVE
+	return len(v) == 20 && rev == 0x02000000 || len(v) == 24 && rev == 0x03000000
+}
+
+// listxattr is listxattr on a resolved target: the names, each ending in
+// NUL, trusted. ones only for root (simple_xattr_list); no permission is
+// needed. There are never ACLs to list.
+func listxattr(t *sentry.Task, x xattrTarget, listAddr uintptr, size uint64) sentry.Result {
+	defer x.release()
+	var buf []byte
+	if xi, ok := x.ino.(vfs.XattrInode); ok {
+		// Linux 6.18's simple_xattr_list gives the names in
+		// descending order (measured on /dev/shm).
+		names := xi.Listxattr()
+		slices.Reverse(names)
+		for _, n := range names {
+			if strings.HasPrefix(n, xattrTrusted) && t.Creds().UID != 0 {
+				continue
+			}
+			buf = append(append(buf, n...), 0)
+		}
+	}
+	return copyXattrOut(t, listAddr, size, xattrListMax, buf)
+}
+
+// setxattrCopy is setxattr_copy: flags, name, size and value are checked
+// and copied before the path is walked.
+func setxattrCopy(t *sentry.Task, nameAddr, valueAddr uintptr, size uint64, flags uint32) (string, []byte, error) {
+	if flags&^(unix.XATTR_CREATE|unix.XATTR_REPLACE) != 0 {
+		return "", nil, unix.EINVAL
+	}
+	name, err := xattrName(t, nameAddr)
+	if err != nil {
+		return "", nil, err
+	}
+	if size > xattrSizeMax {
+		return "", nil, unix.E2BIG
+	}
+	// __vfs_setxattr: an empty value is stored, not a removal.
+	value := make([]byte, size)
+	if size > 0 {
+		if err := t.CopyIn(valueAddr, value); err != nil {
+			return "", nil, err
+		}
+	}
+	return name, value, nil
+}
+
+// xattrWhere names the file of an xattr call: a path walked from dirfd
+// (atFlags: AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH), or for the f* calls the
+// descriptor fd.
+type xattrWhere struct {
+	byFD    bool
+	fd      int32
+	path    uintptr
+	atFlags uint32
+}
+
+func xattrPath(dirfd int32, path uintptr, atFlags uint32) xattrWhere {
+	return xattrWhere{fd: dirfd, path: path, atFlags: atFlags}
+}
+
+func xattrFD(fd int32) xattrWhere { return xattrWhere{byFD: true, fd: fd} }
+
+func (w xattrWhere) resolve(t *sentry.Task) (xattrTarget, sentry.Result, bool) {
+	if w.byFD {
+		return xattrAtFD(t, w.fd)
+	}
+	return xattrAtPath(t, w.fd, w.path, w.atFlags&unix.AT_SYMLINK_NOFOLLOW == 0, w.atFlags&unix.AT_EMPTY_PATH != 0)
+}
+
+// xattrNamed checks the name at nameAddr, then finds the file, then runs
+// op: the order of getxattr and removexattr.
+func xattrNamed(t *sentry.Task, w xattrWhere, nameAddr uintptr, op func(xattrTarget, string) sentry.Result) sentry.Result {
+	name, err := xattrName(t, nameAddr)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	x, res, ok := w.resolve(t)
+	if !ok {
+		return res
+	}
+	return op(x, name)
+}
+
+func getxattrAt(t *sentry.Task, w xattrWhere, nameAddr, valueAddr uintptr, size uint64) sentry.Result {
+	return xattrNamed(t, w, nameAddr, func(x xattrTarget, name string) sentry.Result {
+		return getxattr(t, x, name, valueAddr, size)
+	})
+}
+
+func setxattrAt(t *sentry.Task, w xattrWhere, nameAddr, valueAddr uintptr, size uint64, flags uint32) sentry.Result {
+	name, value, err := setxattrCopy(t, nameAddr, valueAddr, size, flags)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	x, res, ok := w.resolve(t)
+	if !ok {
+		return res
+	}
+	return setxattr(t, x, name, value, flags)
+}
+
+func removexattrAt(t *sentry.Task, w xattrWhere, nameAddr uintptr) sentry.Result {
+	return xattrNamed(t, w, nameAddr, func(x xattrTarget, name string) sentry.Result {
+		return setxattr(t, x, name, nil, 0)
+	})
+}
+
+func listxattrAt(t *sentry.Task, w xattrWhere, listAddr uintptr, size uint64) sentry.Result {
+	x, res, ok := w.resolve(t)
+	if !ok {
+		return res
+	}
+	return listxattr(t, x, listAddr, size)
 }
 
 // Getxattr is getxattr(path, name, value, size).
 func Getxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return getxattrAt(t, args[0], args[1], true)
+	return getxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], 0), args[1], args[2], uint64(args[3]))
 }
 
 // Lgetxattr is lgetxattr(path, name, value, size).
 func Lgetxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return getxattrAt(t, args[0], args[1], false)
+	return getxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1], args[2], uint64(args[3]))
 }
 
 // Fgetxattr is fgetxattr(fd, name, value, size).
 func Fgetxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f, res, ok := fileFor(t, int32(args[0]))
-	if !ok {
-		return res
-	}
-	defer f.DecRef()
-	return noXattr(t, args[1])
+	return getxattrAt(t, xattrFD(int32(args[0])), args[1], args[2], uint64(args[3]))
 }
 
-func listxattrAt(t *sentry.Task, pathAddr uintptr, follow bool) sentry.Result {
-	r, err := resolveAt(t, unix.AT_FDCWD, pathAddr, follow, false)
-	if err != nil {
-		return sentry.ErrOf(err)
-	}
-	if r.host {
-		return sentry.Pass()
-	}
-	if r.Dentry == nil {
-		return sentry.Err(unix.ENOENT)
-	}
-	return sentry.Ret(0)
+// Setxattr is setxattr(path, name, value, size, flags).
+func Setxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return setxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], 0), args[1], args[2], uint64(args[3]), uint32(args[4]))
+}
+
+// Lsetxattr is lsetxattr(path, name, value, size, flags).
+func Lsetxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return setxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1], args[2], uint64(args[3]), uint32(args[4]))
+}
+
+// Fsetxattr is fsetxattr(fd, name, value, size, flags).
+func Fsetxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return setxattrAt(t, xattrFD(int32(args[0])), args[1], args[2], uint64(args[3]), uint32(args[4]))
+}
+
+// Removexattr is removexattr(path, name).
+func Removexattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return removexattrAt(t, xattrPath(unix.AT_FDCWD, args[0], 0), args[1])
+}
+
+// Lremovexattr is lremovexattr(path, name).
+func Lremovexattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return removexattrAt(t, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1])
+}
+
+// Fremovexattr is fremovexattr(fd, name).
+func Fremovexattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return removexattrAt(t, xattrFD(int32(args[0])), args[1])
 }
 
 // Listxattr is listxattr(path, list, size).
 func Listxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return listxattrAt(t, args[0], true)
+	return listxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], 0), args[1], uint64(args[2]))
 }
 
 // Llistxattr is llistxattr(path, list, size).
 func Llistxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return listxattrAt(t, args[0], false)
+	return listxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1], uint64(args[2]))
 }
 
 // Flistxattr is flistxattr(fd, list, size).
 func Flistxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f, res, ok := fileFor(t, int32(args[0]))
-	if !ok {
-		return res
+	return listxattrAt(t, xattrFD(int32(args[0])), args[1], uint64(args[2]))
+}
+
+// xattrAtWhere is the file of the *xattrat calls: (dirfd, path) with
+// at_flags, which may only hold AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH.
+func xattrAtWhere(args *platform.SyscallArgs) (xattrWhere, error) {
+	atFlags := uint32(args[2])
+	if atFlags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return xattrWhere{}, unix.EINVAL
 	}
-	defer f.DecRef()
-	return sentry.Ret(0)
+	return xattrPath(int32(args[0]), args[1], atFlags), nil
+}
+
+// xattrAtValue is xattrAtWhere and the struct xattr_args of setxattrat
+// and getxattrat (arguments 4 and 5).
+func xattrAtValue(t *sentry.Task, args *platform.SyscallArgs) (w xattrWhere, value uintptr, size, flags uint32, err error) {
+	if w, err = xattrAtWhere(args); err != nil {
+		return w, 0, 0, 0, err
+	}
+	value, size, flags, err = xattrArgs(t, args[4], uint64(args[5]))
+	return w, value, size, flags, err
+}
+
+// xattrArgs reads struct xattr_args as copy_struct_from_user does: a
+// shorter struct is EINVAL, bytes past the known ones must be zero (E2BIG).
+func xattrArgs(t *sentry.Task, addr uintptr, usize uint64) (value uintptr, size, flags uint32, err error) {
+	if usize < xattrArgsSize {
+		return 0, 0, 0, unix.EINVAL
+	}
+	if usize > 4096 {
+		return 0, 0, 0, unix.E2BIG
+	}
+	buf := make([]byte, usize)
+	if err := t.CopyIn(addr, buf); err != nil {
+		return 0, 0, 0, err
+	}
+	for _, b := range buf[xattrArgsSize:] {
+		if b != 0 {
+			return 0, 0, 0, unix.E2BIG
+		}
+	}
+	return uintptr(binary.LittleEndian.Uint64(buf)), binary.LittleEndian.Uint32(buf[8:]), binary.LittleEndian.Uint32(buf[12:]), nil
+}
+
+// Setxattrat is setxattrat(dirfd, path, at_flags, name, args, size).
+func Setxattrat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	w, value, size, flags, err := xattrAtValue(t, args)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	return setxattrAt(t, w, args[3], value, uint64(size), flags)
+}
+
+// Getxattrat is getxattrat(dirfd, path, at_flags, name, args, size).
+func Getxattrat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	w, value, size, flags, err := xattrAtValue(t, args)
+	if err == nil && flags != 0 {
+		err = unix.EINVAL
+	}
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	return getxattrAt(t, w, args[3], value, uint64(size))
+}
+
+// Listxattrat is listxattrat(dirfd, path, at_flags, list, size).
+func Listxattrat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	w, err := xattrAtWhere(args)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	return listxattrAt(t, w, args[3], uint64(args[4]))
+}
+
+// Removexattrat is removexattrat(dirfd, path, at_flags, name).
+func Removexattrat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	w, err := xattrAtWhere(args)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	return removexattrAt(t, w, args[3])
 }

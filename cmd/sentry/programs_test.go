@@ -229,6 +229,22 @@ func TestSpecialFileFstat(t *testing.T) {
 	}
 }
 
+// TestXattrs sets, gets, lists and removes extended attributes in every
+// namespace on files, directories, symlinks and FIFOs, as root and as a
+// non-root guest, with every error, against Linux (testdata/xattrs.py).
+func TestXattrs(t *testing.T) {
+	script, err := filepath.Abs("testdata/xattrs.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := sameOnBothTmpfs(t, `python3 `+script+` "$1" nobody`)
+	for _, want := range []string{"replace ok b'22'", "nobody get b'22' set EACCES", "nobody caps EPERM EINVAL EPERM", "cp -a ['user.via'"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestUnixSocketsOnTmpfs binds, connects and talks over a Unix socket at
 // a path in the work directory, sends datagrams to a path, and checks
 // bind's, connect's and sendto's errors.

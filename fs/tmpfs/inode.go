@@ -70,6 +70,8 @@ type inode struct {
 	symPage bool
 	// rdev is a device node's number (st_rdev), set once at mknod.
 	rdev uint64
+	// xattrs are the extended attributes by full name.
+	xattrs map[string][]byte
 	// shadow is the path of a regular file's shadow ("" until an open
 	// needs one). Once mapped, the data is in the shadow, open as mfd,
 	// pages is nil, and mappedPages is what the shadow holds of the

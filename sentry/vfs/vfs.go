@@ -173,6 +173,16 @@ type Mknoder interface {
 	Mknod(name string, mode uint32, rdev uint64, c *Credentials) (Dentry, error)
 }
 
+// XattrInode holds extended attributes by full name ("user.x"), as
+// simple_xattrs: the caller checks names and permissions. Setxattr with a
+// nil value removes (ENODATA if absent); XATTR_CREATE and XATTR_REPLACE
+// give EEXIST and ENODATA. Listxattr is sorted.
+type XattrInode interface {
+	Getxattr(name string) ([]byte, bool)
+	Setxattr(name string, value []byte, flags uint32) error
+	Listxattr() []string
+}
+
 // TmpfileMaker is a directory that can hold O_TMPFILE files: CreateTmpfile
 // makes a regular file with no name in it (mode already umasked), which
 // linkat may name later unless excl.

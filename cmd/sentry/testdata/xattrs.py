@@ -1,0 +1,78 @@
+# xattrs.py DIR [nobody]: extended attributes on files, directories and
+# symlinks in DIR: namespaces, flags, sizes, permissions and errors.
+import ctypes, errno, os, stat, sys
+d = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+def err(f, *a, **k):
+    try:
+        r = f(*a, **k)
+        return r if r is not None else "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, e.errno)
+def c(fn, *a):
+    r = getattr(libc, fn)(*a)
+    return r if r >= 0 else errno.errorcode[ctypes.get_errno()]
+f = d + "/f"
+open(f, "w").close()
+os.mkdir(d + "/dir")
+os.symlink("f", d + "/ln")
+os.mkfifo(d + "/fifo")
+print("set user", err(os.setxattr, f, "user.a", b"1"))
+print("set empty", err(os.setxattr, f, "user.empty", b""), err(os.getxattr, f, "user.empty"))
+print("create exists", err(os.setxattr, f, "user.a", b"2", os.XATTR_CREATE))
+print("replace missing", err(os.setxattr, f, "user.b", b"2", os.XATTR_REPLACE))
+print("replace", err(os.setxattr, f, "user.a", b"22", os.XATTR_REPLACE), err(os.getxattr, f, "user.a"))
+print("bad flags", c("setxattr", f.encode(), b"user.c", b"x", 1, 4))
+print("bare prefix", err(os.setxattr, f, "user.", b"x"), err(os.getxattr, f, "user."))
+print("unknown ns", err(os.setxattr, f, "foo.bar", b"x"), err(os.getxattr, f, "foo.bar"))
+print("acl", err(os.getxattr, f, "system.posix_acl_access"))
+print("empty name", err(os.setxattr, f, "", b"x"), err(os.getxattr, f, ""))
+print("long name", err(os.setxattr, f, "user." + "n" * 251, b"x"), err(os.setxattr, f, "user." + "n" * 250, b"x"))
+print("big value", c("setxattr", f.encode(), b"user.big", ctypes.create_string_buffer(65537), 65537, 0),
+      c("setxattr", f.encode(), b"user.big", ctypes.create_string_buffer(65536), 65536, 0))
+buf = ctypes.create_string_buffer(8)
+print("get size 0", c("getxattr", f.encode(), b"user.a", None, 0), "small", c("getxattr", f.encode(), b"user.a", buf, 1))
+print("missing", err(os.getxattr, f, "user.zz"), err(os.getxattr, d + "/nofile", "user.a"), err(os.getxattr, d + "/nofile", ""))
+print("list", err(os.listxattr, f))
+print("list size 0", c("listxattr", f.encode(), None, 0), "small", c("listxattr", f.encode(), buf, 3))
+print("trusted", err(os.setxattr, f, "trusted.t", b"t"), err(os.getxattr, f, "trusted.t"))
+print("security", err(os.setxattr, f, "security.s", b"s"), err(os.getxattr, f, "security.s"))
+print("dir", err(os.setxattr, d + "/dir", "user.d", b"d"), err(os.listxattr, d + "/dir"))
+print("symlink follow", err(os.setxattr, d + "/ln", "user.via", b"v"), err(os.getxattr, f, "user.via"))
+print("symlink nofollow", err(os.setxattr, d + "/ln", "user.l", b"l", follow_symlinks=False),
+      err(os.getxattr, d + "/ln", "user.l", follow_symlinks=False), err(os.listxattr, d + "/ln", follow_symlinks=False))
+print("symlink trusted", err(os.setxattr, d + "/ln", "trusted.l", b"l", follow_symlinks=False), err(os.listxattr, d + "/ln", follow_symlinks=False))
+print("fifo user", err(os.setxattr, d + "/fifo", "user.x", b"x"), err(os.getxattr, d + "/fifo", "user.x"))
+fd = os.open(f, os.O_RDONLY)
+print("fd", err(os.setxattr, fd, "user.fd", b"fd"), err(os.getxattr, fd, "user.fd"), err(os.removexattr, fd, "user.fd"), err(os.removexattr, fd, "user.fd"))
+pfd = os.open(f, os.O_PATH)
+print("O_PATH", err(os.getxattr, pfd, "user.a"), err(os.setxattr, pfd, "user.a", b"x"), err(os.listxattr, pfd), c("fgetxattr", pfd, b"", None, 0))
+st0 = os.stat(f).st_ctime_ns
+print("remove", err(os.removexattr, f, "user.empty"), err(os.removexattr, f, "user.empty"), os.stat(f).st_ctime_ns >= st0)
+print("final list", err(os.listxattr, f))
+if len(sys.argv) > 2:
+    os.chmod(d, 0o1777); os.chmod(f, 0o644); os.chmod(d + "/dir", 0o1777)
+    pid = os.fork()
+    if pid == 0:
+        os.setgroups([]); os.setgid(65534); os.setuid(65534)
+        print("nobody get", err(os.getxattr, f, "user.a"), "set", err(os.setxattr, f, "user.n", b"n"))
+        print("nobody trusted", err(os.getxattr, f, "trusted.t"), err(os.setxattr, f, "trusted.n", b"n"), "list", err(os.listxattr, f))
+        print("nobody security", err(os.getxattr, f, "security.s"), err(os.setxattr, f, "security.n", b"n"), err(os.removexattr, f, "security.s"))
+        print("nobody sticky dir", err(os.setxattr, d + "/dir", "user.n", b"n"), err(os.getxattr, d + "/dir", "user.d"))
+        g = d + "/mine"; open(g, "w").close()
+        print("nobody own", err(os.setxattr, g, "user.n", b"n"), err(os.listxattr, g))
+        v2 = (0x02000000).to_bytes(4, "little") + bytes(16)
+        print("nobody acl", err(os.removexattr, f, "system.posix_acl_access"), err(os.removexattr, f, "system.posix_acl_default"), err(os.removexattr, g, "system.posix_acl_access"))
+        print("nobody caps", err(os.setxattr, g, "security.capability", v2), err(os.setxattr, g, "security.capability", b"bad"), err(os.removexattr, g, "security.capability"))
+        os.chmod(g, 0); print("nobody mode 0", err(os.getxattr, g, "user.n"), err(os.listxattr, g), err(os.removexattr, g, "user.n"))
+        sys.stdout.flush(); os._exit(0)
+    os.waitpid(pid, 0)
+for n in ["system.posix_acl_access", "system.posix_acl_default", "system.foo", "system."]:
+    print(n, err(os.getxattr, f, n), err(os.removexattr, f, n), err(os.removexattr, d + "/dir", n))
+print("set acl garbage", err(os.setxattr, f, "system.posix_acl_access", b"garbage"))
+print("caps", err(os.setxattr, f, "security.capability", b"garbage"), err(os.getxattr, f, "security.capability"))
+v2 = (0x02000001).to_bytes(4, "little") + bytes(16)
+print("caps v2", err(os.setxattr, f, "security.capability", v2), err(os.getxattr, f, "security.capability") == v2, err(os.removexattr, f, "security.capability"))
+import subprocess
+subprocess.run(["cp", "-a", f, d + "/copy"], check=True)
+print("cp -a", err(os.listxattr, d + "/copy"), err(os.getxattr, d + "/copy", "user.a"))

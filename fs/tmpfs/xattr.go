@@ -1,0 +1,57 @@
+package tmpfs
+
+import (
+	"sort"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/sentry/vfs"
+)
+
+var _ vfs.XattrInode = (*inode)(nil)
+
+// Getxattr implements vfs.XattrInode.
+func (i *inode) Getxattr(name string) ([]byte, bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	v, ok := i.xattrs[name]
+	return v, ok
+}
+
+// Setxattr implements vfs.XattrInode as simple_xattr_set, then
+// shmem_xattr_handler_set's ctime update.
+func (i *inode) Setxattr(name string, value []byte, flags uint32) error {
+	now := nowNanos()
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	_, exists := i.xattrs[name]
+	switch {
+	case exists && flags&unix.XATTR_CREATE != 0:
+		return unix.EEXIST
+	case !exists && (flags&unix.XATTR_REPLACE != 0 || value == nil):
+		return unix.ENODATA
+	}
+	if value == nil {
+		delete(i.xattrs, name)
+	} else {
+		if i.xattrs == nil {
+			i.xattrs = map[string][]byte{}
+		}
+		i.xattrs[name] = append([]byte(nil), value...)
+	}
+	i.ctime = now
+	return nil
+}
+
+// Listxattr implements vfs.XattrInode: simple_xattr_list walks an rbtree
+// ordered by name.
+func (i *inode) Listxattr() []string {
+	i.mu.Lock()
+	names := make([]string, 0, len(i.xattrs))
+	for n := range i.xattrs {
+		names = append(names, n)
+	}
+	i.mu.Unlock()
+	sort.Strings(names)
+	return names
+}
