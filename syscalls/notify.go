@@ -33,15 +33,10 @@ func openNotified(t *sentry.Task) sentry.Result {
 	}
 	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
 	defer f.DecRef()
-	// The placeholder opens what it would on ptrace (open.go).
-	shadow, accmode := "", uint32(unix.O_RDONLY)
-	if sh, ok := d.Inode().(vfs.Shadowed); ok && flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
-		shadow, _ = sh.ShadowPath(true)
-		accmode = flags & unix.O_ACCMODE
-	}
-	if m, ok := s.Mount.FS.(vfs.ShadowMaker); ok && shadow == "" {
-		shadow = m.AnonShadow()
-	}
+	// The placeholder opens what it would on ptrace (open.go), the file
+	// now existing.
+	s.Found = d
+	shadow, accmode := placeholderShadow(s)
 	fd, err := installNotified(t, f, accmode|flags&unix.O_CLOEXEC, shadow)
 	if err != nil && created {
 		if cur, lerr := s.Dir.Lookup(s.Name); lerr == nil && cur == d {
