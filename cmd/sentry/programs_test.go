@@ -238,7 +238,7 @@ func TestXattrs(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := sameOnBothTmpfs(t, `python3 `+script+` "$1" nobody`)
-	for _, want := range []string{"replace ok b'22'", "nobody get b'22' set EACCES", "nobody caps EPERM EINVAL EPERM", "cp -a ['user.via'"} {
+	for _, want := range []string{"replace ok b'22'", "nobody get b'22' set EACCES", "nobody caps EPERM EINVAL EPERM", "cp -a ['user.via'", "setxattrat 0 b'atval'", "getxattrat 5 b'atval'"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}

@@ -3,6 +3,13 @@
 import ctypes, errno, os, stat, sys
 d = sys.argv[1]
 libc = ctypes.CDLL(None, use_errno=True)
+P, S = ctypes.c_void_p, ctypes.c_size_t
+libc.setxattr.argtypes = [ctypes.c_char_p, ctypes.c_char_p, P, S, ctypes.c_int]
+libc.getxattr.argtypes = [ctypes.c_char_p, ctypes.c_char_p, P, S]
+libc.listxattr.argtypes = [ctypes.c_char_p, P, S]
+libc.fgetxattr.argtypes = [ctypes.c_int, ctypes.c_char_p, P, S]
+for fn in (libc.setxattr, libc.getxattr, libc.listxattr, libc.fgetxattr):
+    fn.restype = ctypes.c_ssize_t
 def err(f, *a, **k):
     try:
         r = f(*a, **k)
@@ -76,3 +83,33 @@ print("caps v2", err(os.setxattr, f, "security.capability", v2), err(os.getxattr
 import subprocess
 subprocess.run(["cp", "-a", f, d + "/copy"], check=True)
 print("cp -a", err(os.listxattr, d + "/copy"), err(os.getxattr, d + "/copy", "user.a"))
+# The *xattrat calls (Linux 6.13): struct xattr_args {value, size, flags}.
+class XattrArgs(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_uint64), ("size", ctypes.c_uint32), ("flags", ctypes.c_uint32)]
+libc.syscall.restype = ctypes.c_long
+def sc(nr, *a):
+    # Every argument as a full register: a bare Python int is passed as a
+    # C int, whose upper half is undefined.
+    a = [ctypes.c_long(x) if isinstance(x, int) else x for x in a]
+    r = libc.syscall(ctypes.c_long(nr), *a)
+    return r if r >= 0 else errno.errorcode[ctypes.get_errno()]
+val = ctypes.create_string_buffer(b"atval")
+dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+args = XattrArgs(ctypes.addressof(val), 5, 0)
+print("setxattrat", sc(463, dfd, b"f", 0, b"user.at", ctypes.byref(args), 16), err(os.getxattr, f, "user.at"))
+args.flags = os.XATTR_CREATE
+print("setxattrat create", sc(463, dfd, b"f", 0, b"user.at", ctypes.byref(args), 16))
+print("setxattrat small args", sc(463, dfd, b"f", 0, b"user.at", ctypes.byref(args), 8), "bad at_flags", sc(463, dfd, b"f", 0x400, b"user.at", ctypes.byref(args), 16))
+big = ctypes.create_string_buffer(bytes(ctypes.sizeof(args)) + b"\x00" * 8)
+ctypes.memmove(big, ctypes.byref(args), ctypes.sizeof(args))
+print("setxattrat bigger zero args", sc(463, dfd, b"ln", 0x100, b"trusted.x", big, 24))
+big[20] = b"\x01"
+print("setxattrat bigger nonzero args", sc(463, dfd, b"f", 0, b"user.x", big, 24))
+out = ctypes.create_string_buffer(64)
+gargs = XattrArgs(ctypes.addressof(out), 64, 0)
+print("getxattrat", sc(464, dfd, b"f", 0, b"user.at", ctypes.byref(gargs), 16), out.value)
+gargs.flags = 1
+print("getxattrat flags", sc(464, dfd, b"f", 0, b"user.at", ctypes.byref(gargs), 16))
+fdf = os.open(f, os.O_RDONLY)
+print("listxattrat empty path", sc(465, fdf, b"", 0x1000, None, 0) > 0, "nofollow", sc(465, dfd, b"ln", 0x100, out, 64), out.raw[:10])
+print("removexattrat", sc(466, dfd, b"f", 0, b"user.at"), sc(466, dfd, b"f", 0, b"user.at"))
