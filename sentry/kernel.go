@@ -210,6 +210,14 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		t.rewriting = true
 		return platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: *args}
 	}
+	if t.reissueExit != nil && sysno == t.reissueSysno {
+		// The call ReissueObserved asked for: the host runs it, its
+		// exit goes to the ExitFn given.
+		t.exit, t.reissueExit = t.reissueExit, nil
+		t.rewriting = true
+		return platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: *args}
+	}
+	t.reissueExit = nil
 	res := k.table[sysno].Fn(t, args)
 	if t.nredirect > 0 && res.Action == platform.Passthrough {
 		// The host must see the paths the sentry resolved, not the

@@ -114,6 +114,9 @@ type Task struct {
 	// failWith, when set, is what the guest's call returns once the
 	// reissued call (the close of a placeholder) has run: FailAfterClose.
 	failWith int64
+	// reissueExit, when set, is the ExitFn of the reissued call
+	// ReissueObserved asked for (reissueSysno), which stops to be seen.
+	reissueExit ExitFn
 	// nul is the empty string WriteStackString copies out.
 	nul [1]byte
 	// cloneFlags are the flags of the clone this task is in, recorded at
@@ -153,8 +156,10 @@ type Scratch struct {
 	Dir   vfs.Dentry
 	Found vfs.Dentry
 	Args  platform.SyscallArgs
-	// Shadow is a shadow made for a file an open is creating.
-	Shadow string
+	// Shadow is a shadow made for a file an open is creating;
+	// Placeholder is the shadow the open's placeholder opens.
+	Shadow      string
+	Placeholder string
 }
 
 // Kernel returns the task's kernel.
@@ -311,6 +316,15 @@ func (t *Task) SetReissue(sysno uintptr, args platform.SyscallArgs) {
 	t.reissue = true
 	t.reissueSysno = sysno
 	t.reissueArgs = args
+}
+
+// ReissueObserved makes the guest issue sysno with args as soon as the
+// current (rewritten) call returns, as SetReissue, and exit then sees that
+// call's result: what exit returns is what the guest's own call returns.
+// sysno must be in the table (a call that stops).
+func (t *Task) ReissueObserved(sysno uintptr, args platform.SyscallArgs, exit ExitFn) {
+	t.SetReissue(sysno, args)
+	t.reissueExit = exit
 }
 
 // redZone is the x86-64 ABI's red zone below the stack pointer, which a

@@ -209,21 +209,31 @@ func openPlaceholder(t *sentry.Task, s *sentry.Scratch, flags uint32) sentry.Res
 		}
 		pflags := accmode | flags&unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NOCTTY
 		cwd := int64(unix.AT_FDCWD)
+		s.Placeholder = shadow
 		return sentry.RewriteTo(t, unix.SYS_OPENAT, platform.SyscallArgs{uintptr(cwd), addr, uintptr(pflags)}, openExit)
 	}
-	// Without shadows, placeholders are empty memfds. The name is an empty
-	// string the sentry writes below the guest's stack, not the guest's
-	// own path: another guest thread may rewrite that buffer meanwhile (a
-	// longer name is EINVAL).
-	nameAddr, err := t.WriteStackString("")
+	args, err := memfdPlaceholder(t, flags)
 	if err != nil {
 		return sentry.ErrOf(err)
+	}
+	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, args, openExit)
+}
+
+// memfdPlaceholder is the memfd_create call that makes an empty memfd
+// placeholder: without shadows, or when the guest cannot open one. The
+// name is an empty string the sentry writes below the guest's stack, not
+// the guest's own path: another guest thread may rewrite that buffer
+// meanwhile (a longer name is EINVAL).
+func memfdPlaceholder(t *sentry.Task, flags uint32) (platform.SyscallArgs, error) {
+	nameAddr, err := t.WriteStackString("")
+	if err != nil {
+		return platform.SyscallArgs{}, err
 	}
 	memfdFlags := uintptr(0)
 	if flags&unix.O_CLOEXEC != 0 {
 		memfdFlags = unix.MFD_CLOEXEC
 	}
-	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, platform.SyscallArgs{nameAddr, memfdFlags}, openExit)
+	return platform.SyscallArgs{nameAddr, memfdFlags}, nil
 }
 
 // mayOpen is the part of Linux's do_open and may_open that checks an
@@ -271,6 +281,17 @@ func mayOpen(t *sentry.Task, d vfs.Dentry, flags uint32, trailingSlash bool) err
 // the file and install its description there.
 func openExit(t *sentry.Task, ret int64) int64 {
 	s := t.Scratch()
+	if ret < 0 && s.Placeholder != "" && ret != -int64(unix.EMFILE) && ret != -int64(unix.ENFILE) && ret != -int64(unix.ENOMEM) {
+		// The guest could not open the shadow (it sees another
+		// /dev/shm: a mount namespace, a chroot, Landlock): its
+		// placeholder is a memfd after all, as without shadows.
+		s.Placeholder = ""
+		dropShadow(s)
+		if args, err := memfdPlaceholder(t, s.Flags); err == nil {
+			t.ReissueObserved(unix.SYS_MEMFD_CREATE, args, openExit)
+			return ret
+		}
+	}
 	if ret < 0 {
 		dropShadow(s)
 		*s = sentry.Scratch{}
@@ -390,3 +411,8 @@ func errnoOf(err error) unix.Errno {
 
 // resolveCached is RESOLVE_CACHED (not in x/sys/unix).
 const resolveCached = 0x20
+
+// passCall is the handler of a call the sentry traps only to see a
+// reissued instance of it (Task.ReissueObserved): the guest's own runs on
+// the host.
+func passCall(*sentry.Task, *platform.SyscallArgs) sentry.Result { return sentry.Pass() }
