@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -545,6 +546,31 @@ func (k *Kernel) HostSocket(m *vfs.Mount, ino uint64) (string, error) {
 	return k.hostSpecialPath("s", m, ino)
 }
 
+// PrivateDirPrefix is the os.MkdirTemp pattern of a private host
+// directory of this sentry process's: "sentry-KIND-PID-". A directory
+// whose process is gone (a sentry that was killed) is stale, and the next
+// sentry removes it (SweepPrivateDirs).
+func PrivateDirPrefix(kind string) string {
+	return "sentry-" + kind + "-" + strconv.Itoa(os.Getpid()) + "-"
+}
+
+// SweepPrivateDirs removes the private directories of KIND in base left
+// by sentry processes that no longer exist and were run by this user.
+func SweepPrivateDirs(base, kind string) {
+	matches, _ := filepath.Glob(filepath.Join(base, "sentry-"+kind+"-*-*"))
+	for _, m := range matches {
+		rest := strings.TrimPrefix(filepath.Base(m), "sentry-"+kind+"-")
+		pid, err := strconv.Atoi(rest[:max(strings.IndexByte(rest, '-'), 0)])
+		if err != nil || pid <= 0 || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Lstat(m, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Uid == uint32(os.Geteuid()) {
+			os.RemoveAll(m)
+		}
+	}
+}
+
 // hostSpecialPath names a host special file standing for a sentry inode,
 // in a private directory made on first use (short: sockaddr_un holds 108
 // bytes). Guests of any uid must reach the files (the sentry checked
@@ -559,7 +585,7 @@ func (k *Kernel) hostSpecialPath(kind string, m *vfs.Mount, ino uint64) (string,
 		if _, err := rand.Read(secret[:]); err != nil {
 			return "", err
 		}
-		dir, err := os.MkdirTemp("", "sentry-")
+		dir, err := os.MkdirTemp("", PrivateDirPrefix("special"))
 		if err != nil {
 			return "", err
 		}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sentry/fs/tmpfs"
+	"sentry/sentry"
 	"sentry/sentry/vfs"
 )
 
@@ -158,7 +159,7 @@ func newMounts(specs []mountSpec, shadowDir string) []*vfs.Mount {
 }
 
 // newShadowDir makes the private host directory for the tmpfs mounts'
-// shadow files (fs/tmpfs/shadow.go), through which guests map tmpfs
+// shadow files (after removing those of sentries that were killed) (fs/tmpfs/shadow.go), through which guests map tmpfs
 // files: on a host tmpfs if one allows exec mappings (shared libraries in
 // /tmp are mapped PROT_EXEC) and lets every user search it, else in the
 // temporary directory. Searchable by all, listable by none (0711). ""
@@ -166,13 +167,17 @@ func newMounts(specs []mountSpec, shadowDir string) []*vfs.Mount {
 // snapshots, as without shadows.
 func newShadowDir() string {
 	for _, base := range []string{"/dev/shm", os.TempDir()} {
+		sentry.SweepPrivateDirs(base, "shadow")
+	}
+	sentry.SweepPrivateDirs(os.TempDir(), "special")
+	for _, base := range []string{"/dev/shm", os.TempDir()} {
 		var fs unix.Statfs_t
 		var st unix.Stat_t
 		if unix.Statfs(base, &fs) != nil || fs.Flags&unix.ST_NOEXEC != 0 ||
 			unix.Stat(base, &st) != nil || st.Mode&0o001 == 0 {
 			continue
 		}
-		dir, err := os.MkdirTemp(base, "sentry-shadow-")
+		dir, err := os.MkdirTemp(base, sentry.PrivateDirPrefix("shadow"))
 		if err != nil {
 			continue
 		}

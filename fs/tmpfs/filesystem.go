@@ -52,6 +52,9 @@ type Options struct {
 	// for regular files in the guest's descriptor table (shadow.go);
 	// "" keeps none, and guests then cannot map files coherently.
 	ShadowDir string
+	// MaxIdleShadows bounds the shadows kept for files nobody has open
+	// (0: defaultMaxIdleShadows).
+	MaxIdleShadows int
 }
 
 // Filesystem is one tmpfs mount.
@@ -68,6 +71,11 @@ type Filesystem struct {
 	// anonPath is AnonShadow's file, made once.
 	anonOnce sync.Once
 	anonPath string
+	// idle lists the inodes that keep a shadow but have no open
+	// description, least recently closed first (shadow.go).
+	idleMu             sync.Mutex
+	idleHead, idleTail *inode
+	idleLen, idleMax   int
 
 	// usedPages is the number of data pages allocated across the mount
 	// (sbinfo->used_blocks in Linux). Updated without mu, by CAS against
@@ -99,6 +107,10 @@ func New(opts Options) *Filesystem {
 	}
 	if opts.ShadowDir != "" {
 		fs.shadowPrefix = newShadowPrefix()
+	}
+	fs.idleMax = opts.MaxIdleShadows
+	if fs.idleMax <= 0 {
+		fs.idleMax = defaultMaxIdleShadows
 	}
 	if opts.SizeLimit < 0 {
 		fs.maxPages = 0
@@ -262,6 +274,9 @@ func (fs *Filesystem) linkLiveLocked(i *inode) {
 // racing IncRef that revived the inode can free it again. fs.mu must be held
 // for writing.
 func (fs *Filesystem) freeLocked(i *inode) {
+	if i.idle.Load() {
+		fs.unidle(i)
+	}
 	i.releaseData()
 	if i.freed {
 		return

@@ -80,6 +80,12 @@ type inode struct {
 	mapped      bool
 	mfd         int
 	mappedPages int64
+	// hasShadow is shadow != "", readable without mu; idle says the
+	// inode is on the file system's idle list, whose links idlePrev and
+	// idleNext are, both guarded by fs.idleMu.
+	hasShadow          atomic.Bool
+	idle               atomic.Bool
+	idlePrev, idleNext *inode
 
 	// dir is a directory's entries; nil for other types. Protected by
 	// fs.mu, not by mu.
@@ -237,7 +243,14 @@ func checkPermission(c *vfs.Credentials, mask, mode, uid, gid uint32) error {
 
 // IncRef implements vfs.Inode.IncRef.
 func (i *inode) IncRef() {
-	if i.refs.Add(1) == 1 && i.nlink.Load() == 0 {
+	if i.refs.Add(1) != 1 {
+		return
+	}
+	if i.idle.Load() {
+		// Open again: its shadow is in use, not idle.
+		i.fs.unidle(i)
+	}
+	if i.nlink.Load() == 0 {
 		// An unlinked inode is being opened again through a dentry the
 		// caller obtained before the unlink; it may have been freed by
 		// then. Linux's dentry reference would have kept it alive, so
@@ -270,6 +283,8 @@ func (i *inode) DecRef() {
 		i.fs.mu.Lock()
 		i.fs.maybeFreeLocked(i)
 		i.fs.mu.Unlock()
+	} else if r == 0 && i.hasShadow.Load() {
+		i.fs.idleShadow(i)
 	}
 }
 

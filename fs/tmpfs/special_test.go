@@ -231,3 +231,73 @@ func TestTmpfileLifetime(t *testing.T) {
 		t.Fatalf("tmpfile in a directory without write permission: %v", err)
 	}
 }
+
+// TestIdleShadowsBounded: shadows of files nobody has open are kept up to
+// MaxIdleShadows, least recently closed removed first; open and mapped
+// files keep theirs, and a file whose shadow went gets a new one.
+func TestIdleShadowsBounded(t *testing.T) {
+	dir, err := os.MkdirTemp("/dev/shm", "shadow-test-")
+	if err != nil {
+		t.Skip("requires /dev/shm:", err)
+	}
+	defer os.RemoveAll(dir)
+	fs := newTestFS(t, Options{ShadowDir: dir, MaxIdleShadows: 3})
+	var inodes []vfs.Inode
+	for i := 0; i < 8; i++ {
+		d, err := fs.Root().Create(string(rune('a'+i)), 0o644, rootCreds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inodes = append(inodes, d.Inode())
+	}
+	open := func(i int) string {
+		t.Helper()
+		p, err := inodes[i].(vfs.Shadowed).ShadowPath(true)
+		if err != nil || p == "" {
+			t.Fatalf("ShadowPath: %q, %v", p, err)
+		}
+		inodes[i].IncRef()
+		return p
+	}
+	count := func() int {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	// 0 stays open, 1 is mapped, 2..7 are opened and closed in turn.
+	open(0)
+	open(1)
+	if err := inodes[1].(vfs.Shadowed).Map(); err != nil {
+		t.Fatal(err)
+	}
+	inodes[1].DecRef()
+	var paths []string
+	for i := 2; i < 8; i++ {
+		paths = append(paths, open(i))
+		inodes[i].DecRef()
+	}
+	// The idle list passed 3: 1 left it first but keeps its shadow (its
+	// data is there), then 2, 3 and 4 lost theirs; 5, 6 and 7 are idle.
+	if n := count(); n != 5 {
+		t.Fatalf("%d shadows, want 5: the open one, the mapped one, the 3 idle", n)
+	}
+	if _, err := os.Stat(paths[0]); !os.IsNotExist(err) {
+		t.Fatalf("oldest idle shadow kept: %v", err)
+	}
+	if _, err := os.Stat(paths[len(paths)-1]); err != nil {
+		t.Fatalf("newest idle shadow removed: %v", err)
+	}
+	if p, _ := inodes[1].(vfs.Shadowed).ShadowPath(false); p == "" {
+		t.Fatal("mapped file lost its shadow")
+	}
+	if p := open(2); p == paths[0] {
+		t.Fatalf("reopened file kept a removed shadow %q", p)
+	}
+	inodes[0].DecRef()
+	inodes[2].DecRef()
+	if err := fs.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
