@@ -1,6 +1,7 @@
 package tmpfs
 
 import (
+	"os"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -28,7 +29,13 @@ func FuzzOps(f *testing.F) {
 
 func fuzzOps(t *testing.T, data []byte) {
 	{
-		fs := New(Options{RootMode: 01777, SizeLimit: 8 * 4096, MaxInodes: 12})
+		// Shadows on a host tmpfs, as the sentry keeps them, so that
+		// mapped files (op 9) and the idle bound are exercised too.
+		shadowDir, derr := os.MkdirTemp("/dev/shm", "fuzz-shadow-")
+		if derr == nil {
+			defer os.RemoveAll(shadowDir)
+		}
+		fs := New(Options{RootMode: 01777, SizeLimit: 8 * 4096, MaxInodes: 12, ShadowDir: shadowDir, MaxIdleShadows: 2})
 		held := map[vfs.Inode]int{}
 		for len(data) >= 3 {
 			op, x, y := data[0], data[1], data[2]
@@ -93,6 +100,12 @@ func fuzzOps(t *testing.T, data []byte) {
 				if d, werr := walk(fs, p); werr == nil {
 					d.Inode().IncRef()
 					held[d.Inode()]++
+					// An open that gets the file's shadow, and maps it.
+					if sh, ok := d.Inode().(vfs.Shadowed); ok && y&16 != 0 {
+						if path, _ := sh.ShadowPath(true); path != "" && y&32 != 0 {
+							err = sh.Map()
+						}
+					}
 				}
 			case 10:
 				for i := range held {

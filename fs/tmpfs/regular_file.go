@@ -122,7 +122,7 @@ func (i *inode) writeLocked(p []byte, off int64, c *vfs.Credentials) (int, error
 
 	if i.mapped {
 		n, err := i.writeMappedLocked(p, off)
-		if end := off + int64(n); end > i.size {
+		if end := off + int64(n); n > 0 && end > i.size {
 			i.size = end
 		}
 		return n, err
