@@ -466,6 +466,8 @@ const (
 	opChmod
 	opUtimensat
 	opAccess
+	opXattr
+	opMknod
 	numOps
 )
 
@@ -479,6 +481,19 @@ var (
 	fuzzOpenLo = [...]uint32{unix.O_CREAT, unix.O_EXCL, unix.O_TRUNC, unix.O_APPEND, unix.O_DIRECTORY, unix.O_NOFOLLOW}
 	fuzzOpenHi = [...]uint32{unix.O_PATH, unix.O_TMPFILE, unix.O_CLOEXEC, unix.O_NONBLOCK, unix.O_NOATIME, unix.O_SYNC, 0x8000, 1 << 30}
 	fuzzHowSz  = [...]uintptr{24, 16, 0, 32, 4096, 4097, 25, 8192}
+	// Extended attribute names: each namespace, the ACL and capability
+	// names, a bare prefix, an unknown one, empty and too long.
+	fuzzXattrNames = func() [][]byte {
+		var out [][]byte
+		for _, n := range []string{"user.a", "user.b", "trusted.t", "security.s", "security.capability",
+			"system.posix_acl_access", "user.", "foo.bar", "", strings.Repeat("n", 256)} {
+			out = append(out, cstr(n))
+		}
+		return out
+	}()
+	// mknod modes: every type, a directory and an unknown type.
+	fuzzMknodModes = [...]uintptr{0, unix.S_IFREG | 0644, unix.S_IFIFO | 0600, unix.S_IFSOCK | 0777,
+		unix.S_IFCHR | 0666, unix.S_IFBLK | 0600, unix.S_IFDIR | 0755, 0170000 | 0644}
 )
 
 // fuzzTrace logs every call of FuzzHandlers (SENTRY_FUZZ_TRACE=1), to
@@ -901,6 +916,9 @@ func fuzzHandlers(t *testing.T, data []byte) {
 		fsOpts.MaxInodes = 16
 	}
 	h := newFuzzHarness(opts, fsOpts)
+	// Shutdown removes the host directory of FIFOs and device nodes
+	// that opening them made.
+	defer h.k.Shutdown()
 	z := &fuzzRun{t: t, h: h, m: m, data: data, open: map[int32]bool{}, nextFD: firstFD}
 
 	// The starting tree and descriptors: 100 /f read-write, 101 /d, 102
@@ -1048,6 +1066,28 @@ func (z *fuzzRun) step() {
 		z.call(unix.SYS_UTIMENSAT, dirfd, p, times, flags)
 	case opAccess:
 		z.call(unix.SYS_ACCESS, z.path(), uintptr(z.u8()%9))
+	case opXattr:
+		name := addr(fuzzXattrNames[int(z.u8())%len(fuzzXattrNames)])
+		switch z.u8() % 8 {
+		case 0:
+			z.call(unix.SYS_SETXATTR, z.path(), name, z.ptr(), z.length(), uintptr(z.u8()%5))
+		case 1:
+			z.call(unix.SYS_LSETXATTR, z.path(), name, z.ptr(), z.length(), uintptr(z.u8()%5))
+		case 2:
+			z.call(unix.SYS_FSETXATTR, uintptr(z.fd()), name, z.ptr(), z.length(), uintptr(z.u8()%5))
+		case 3:
+			z.call(unix.SYS_GETXATTR, z.path(), name, z.ptr(), z.length())
+		case 4:
+			z.call(unix.SYS_FGETXATTR, uintptr(z.fd()), name, z.ptr(), z.length())
+		case 5:
+			z.call(unix.SYS_LISTXATTR, z.path(), z.ptr(), z.length())
+		case 6:
+			z.call(unix.SYS_REMOVEXATTR, z.path(), name)
+		default:
+			z.call(unix.SYS_FREMOVEXATTR, uintptr(z.fd()), name)
+		}
+	case opMknod:
+		z.call(unix.SYS_MKNODAT, uintptr(z.fd()), z.path(), fuzzMknodModes[z.u8()%8], uintptr(z.u8())<<8|1)
 	}
 }
 
