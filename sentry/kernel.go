@@ -126,31 +126,47 @@ func (k *Kernel) Threads() int { return int(k.ntasks.Load()) }
 // SetInjector implements platform.NotifySupervisor.SetInjector.
 func (k *Kernel) SetInjector(inj platform.Injector) { k.inj = inj }
 
+// callingTask is tid's task, locked, for a call of the table; nil when
+// the call is the host's: sysno is not in the table, or the sentry never
+// saw the thread created (impossible unless the platform lost an event).
+// Another platform thread may have served this thread's previous call;
+// the lock orders the two for the race detector as the guest's own order
+// does for the kernel.
+func (k *Kernel) callingTask(tid int32, sysno uintptr) *Task {
+	t := k.Task(tid)
+	if t == nil || sysno >= MaxSyscall || k.table[sysno].Fn == nil {
+		return nil
+	}
+	t.mu.Lock()
+	return t
+}
+
 // SyscallNotify implements platform.NotifySupervisor.SyscallNotify: a call
 // of the table's notify set (Syscall.Notify), whose handler finishes it
 // without changing registers. A path the sentry resolved back to the host
 // cannot be handed to the host's call (no register can point at it), so
 // the table entry's Host serves such calls on the host itself.
 func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallArgs, id uint64) platform.Result {
-	t := k.Task(tid)
-	if t == nil || sysno >= MaxSyscall || k.table[sysno].Fn == nil {
+	t := k.callingTask(tid, sysno)
+	if t == nil {
 		return platform.Result{}
 	}
-	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.rewriting {
 		// The call a stopped call was rewritten into (the seccomp filter
 		// runs again on it): it is the sentry's own, for the host.
 		return platform.Result{}
 	}
-	if t.failWith != 0 {
-		// The close FailAfterClose reissued cannot both run and report
-		// another result here: the placeholder stays open in the guest
-		// (a leak, on a rare failure path) and the guest sees the error.
-		ret := t.failWith
-		t.failWith = 0
-		return platform.Result{Action: platform.Done, Ret: ret}
+	if exit := t.reissueExit; exit != nil && sysno == t.reissueSysno {
+		// A reissued call (ReissueObserved) served by notification
+		// cannot both run and be seen: it is answered with what its
+		// ExitFn makes of it. Only FailAfterClose's close gets here: the
+		// placeholder stays open in the guest (a leak, on a rare failure
+		// path) and the guest sees the error.
+		t.reissueExit = nil
+		return platform.Result{Action: platform.Done, Ret: exit(t, 0)}
 	}
+	t.reissueExit = nil
 	k.Counters.Notified.Add(1)
 	t.notifID = id
 	t.notify = true
@@ -190,30 +206,18 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 // Syscall implements platform.Supervisor.Syscall: dispatch through the
 // table, count, run task work before the task goes back to the guest.
 func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, sp uintptr) platform.Result {
-	t := k.Task(tid)
-	if t == nil || sysno >= MaxSyscall || k.table[sysno].Fn == nil {
-		// A call of a thread the sentry never saw created (impossible
-		// unless the platform lost an event) runs on the host.
+	t := k.callingTask(tid, sysno)
+	if t == nil {
 		return platform.Result{}
 	}
-	// Another platform thread may have served this thread's previous
-	// call (notification); the lock orders the two for the race detector
-	// as the guest's own order does for the kernel.
-	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sysno = sysno
 	t.exit = nil
 	t.sp, t.stackUsed, t.nredirect = sp, 0, 0
-	if t.failWith != 0 {
-		// The close FailAfterClose reissued: the host closes the
-		// placeholder, the guest sees the original call's error.
-		t.exit = failExit
-		t.rewriting = true
-		return platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: *args}
-	}
 	if t.reissueExit != nil && sysno == t.reissueSysno {
 		// The call ReissueObserved asked for: the host runs it, its
-		// exit goes to the ExitFn given.
+		// exit goes to the ExitFn given (FailAfterClose's close: the
+		// host closes the placeholder, the guest sees the error).
 		t.exit, t.reissueExit = t.reissueExit, nil
 		t.rewriting = true
 		return platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: *args}

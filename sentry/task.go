@@ -111,8 +111,8 @@ type Task struct {
 	// for the host to use if the call passes through.
 	redirect  [2][2]uintptr
 	nredirect int
-	// failWith, when set, is what the guest's call returns once the
-	// reissued call (the close of a placeholder) has run: FailAfterClose.
+	// failWith is what the guest's call returns once the close
+	// FailAfterClose reissued has run.
 	failWith int64
 	// reissueExit, when set, is the ExitFn of the reissued call
 	// ReissueObserved asked for (reissueSysno), which stops to be seen.
@@ -321,7 +321,8 @@ func (t *Task) SetReissue(sysno uintptr, args platform.SyscallArgs) {
 // ReissueObserved makes the guest issue sysno with args as soon as the
 // current (rewritten) call returns, as SetReissue, and exit then sees that
 // call's result: what exit returns is what the guest's own call returns.
-// sysno must be in the table (a call that stops).
+// sysno must be in the table; if the platform serves it by notification,
+// it does not run and exit's result (given 0) answers it.
 func (t *Task) ReissueObserved(sysno uintptr, args platform.SyscallArgs, exit ExitFn) {
 	t.SetReissue(sysno, args)
 	t.reissueExit = exit
@@ -417,7 +418,7 @@ func (t *Task) RedirectPath(oldAddr, newAddr uintptr) {
 // the placeholder's number. Call it from an ExitFn, and return ret.
 func (t *Task) FailAfterClose(fd int32, errno unix.Errno) {
 	t.failWith = -int64(errno)
-	t.SetReissue(unix.SYS_CLOSE, platform.SyscallArgs{uintptr(fd)})
+	t.ReissueObserved(unix.SYS_CLOSE, platform.SyscallArgs{uintptr(fd)}, failExit)
 }
 
 // StackBuffer reserves n bytes below the guest's stack pointer (past the

@@ -22,14 +22,11 @@ const flockRetryNS = 1000000
 // the guest issues the flock again, until it gets the lock; a signal that
 // interrupts the sleep makes flock return EINTR, as a blocked flock does.
 func Flock(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f := t.FDTable().Get(int32(args[0]))
-	if f == nil {
-		return sentry.Pass()
+	f, res, ok := fileFor(t, int32(args[0]))
+	if !ok {
+		return res
 	}
 	defer f.DecRef()
-	if f.IsPath() {
-		return sentry.Err(unix.EBADF)
-	}
 	op := int(args[1])
 	if op&lockMand != 0 {
 		// LOCK_MAND is gone: Linux warns once and succeeds.

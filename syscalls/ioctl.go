@@ -30,14 +30,11 @@ const (
 // ENOTTY for terminal and unknown requests.
 func Ioctl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	fd, req, arg := int32(args[0]), uint32(args[1]), args[2]
-	f := t.FDTable().Get(fd)
-	if f == nil {
-		return sentry.Pass()
+	f, res, ok := fileFor(t, fd)
+	if !ok {
+		return res
 	}
 	defer f.DecRef()
-	if f.IsPath() {
-		return sentry.Err(unix.EBADF)
-	}
 	switch req {
 	case fioclex, fionclex:
 		s := t.Scratch()

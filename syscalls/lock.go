@@ -28,14 +28,11 @@ const flockSize = 32
 // POSIX locks belong to the process's descriptor table, OFD locks to the
 // description.
 func recordLock(t *sentry.Task, args *platform.SyscallArgs, cmd int) sentry.Result {
-	f := t.FDTable().Get(int32(args[0]))
-	if f == nil {
-		return sentry.Pass()
+	f, res, ok := fileFor(t, int32(args[0]))
+	if !ok {
+		return res
 	}
 	defer f.DecRef()
-	if f.IsPath() {
-		return sentry.Err(unix.EBADF)
-	}
 	if f.Mount == nil || f.Mount.Records == nil {
 		return sentry.Err(errUnserved)
 	}

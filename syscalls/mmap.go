@@ -22,18 +22,15 @@ import (
 func Mmap(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[3])
 	fd := int32(args[4])
-	if flags&unix.MAP_ANONYMOUS != 0 || !t.FDTable().Has(fd) {
+	if flags&unix.MAP_ANONYMOUS != 0 {
 		return sentry.Pass()
 	}
-	f := t.FDTable().Get(fd)
-	if f == nil {
-		return sentry.Pass()
+	f, res, ok := fileFor(t, fd)
+	if !ok {
+		return res
 	}
 	defer f.DecRef()
 	prot := uint32(args[2])
-	if f.IsPath() {
-		return sentry.Err(unix.EBADF)
-	}
 	if f.Inode.Mode()&unix.S_IFMT != unix.S_IFREG {
 		return sentry.Err(unix.ENODEV)
 	}

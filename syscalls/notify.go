@@ -150,35 +150,22 @@ func statHost(t *sentry.Task, args *platform.SyscallArgs, host string) sentry.Re
 	var buf uintptr
 	var out []byte
 	err := asGuest(t, false, func() error {
-		switch t.Sysno() {
-		case unix.SYS_STATX:
+		if t.Sysno() == unix.SYS_STATX {
 			stx := t.StatxBuf()
-			if err := unix.Statx(unix.AT_FDCWD, host, int(args[2])&^unix.AT_EMPTY_PATH, int(args[3]), stx); err != nil {
-				return err
-			}
-			buf, out = args[4], unsafe.Slice((*byte)(unsafe.Pointer(stx)), unsafe.Sizeof(*stx))
-			return nil
-		case unix.SYS_NEWFSTATAT:
-			buf = args[2]
-			st := t.StatBuf()
-			if err := unix.Fstatat(unix.AT_FDCWD, host, st, int(args[3])&unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				return err
-			}
-			out = unsafe.Slice((*byte)(unsafe.Pointer(st)), unsafe.Sizeof(*st))
-			return nil
-		default:
-			buf = args[1]
-			st := t.StatBuf()
-			f := 0
-			if t.Sysno() == unix.SYS_LSTAT {
-				f = unix.AT_SYMLINK_NOFOLLOW
-			}
-			if err := unix.Fstatat(unix.AT_FDCWD, host, st, f); err != nil {
-				return err
-			}
-			out = unsafe.Slice((*byte)(unsafe.Pointer(st)), unsafe.Sizeof(*st))
-			return nil
+			buf, out = args[4], statxBytes(stx)
+			return unix.Statx(unix.AT_FDCWD, host, int(args[2])&^unix.AT_EMPTY_PATH, int(args[3]), stx)
 		}
+		buf = args[1]
+		flags := 0
+		switch t.Sysno() {
+		case unix.SYS_NEWFSTATAT:
+			buf, flags = args[2], int(args[3])&unix.AT_SYMLINK_NOFOLLOW
+		case unix.SYS_LSTAT:
+			flags = unix.AT_SYMLINK_NOFOLLOW
+		}
+		st := t.StatBuf()
+		out = statBytes(st)
+		return unix.Fstatat(unix.AT_FDCWD, host, st, flags)
 	})
 	if err != nil {
 		return sentry.ErrOf(errnoOf(err))

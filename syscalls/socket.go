@@ -14,6 +14,14 @@ import (
 // sockaddrUnSize is sizeof(struct sockaddr_un).
 const sockaddrUnSize = 110
 
+// sockaddrUn is path as a struct sockaddr_un, and its length with the
+// path's NUL (offsetof(sun_path) + strlen + 1); path must fit.
+func sockaddrUn(path string) (b [sockaddrUnSize]byte, n int) {
+	binary.LittleEndian.PutUint16(b[:2], unix.AF_UNIX)
+	copy(b[2:], path)
+	return b, 2 + len(path) + 1
+}
+
 // unixPath reads a sockaddr and returns the path of a pathname AF_UNIX
 // address (not abstract, not unnamed), as unix_mkname_bsd takes it: the
 // path ends at the first NUL or at addrlen.
@@ -41,16 +49,14 @@ func redirectSockaddr(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs,
 	if len(host) >= sockaddrUnSize-2 {
 		return sentry.Err(unix.ENAMETOOLONG)
 	}
-	var b [sockaddrUnSize]byte
-	binary.LittleEndian.PutUint16(b[:2], unix.AF_UNIX)
-	copy(b[2:], host)
-	addr, err := t.WriteStackString(string(b[:2+len(host)]))
+	b, n := sockaddrUn(host)
+	addr, err := t.WriteStackString(string(b[:n-1]))
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	na := *args
 	na[i] = addr
-	na[i+1] = uintptr(2 + len(host) + 1)
+	na[i+1] = uintptr(n)
 	return sentry.RewriteTo(t, sysno, na, exit)
 }
 
@@ -225,10 +231,7 @@ func socknameExit(t *sentry.Task, ret int64) int64 {
 	if !ok {
 		return ret
 	}
-	var nb [sockaddrUnSize]byte
-	binary.LittleEndian.PutUint16(nb[:2], unix.AF_UNIX)
-	copy(nb[2:], guest)
-	full := 2 + len(guest) + 1
+	nb, full := sockaddrUn(guest)
 	if t.CopyOut(addr, nb[:min(full, userLen)]) != nil {
 		return -int64(unix.EFAULT)
 	}

@@ -10,6 +10,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// testdataPath is the absolute path of testdata file name, which guests
+// of both runs can read.
+func testdataPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // sameOnBothTmpfs runs script (with the work directory as $1) natively on
 // a fresh /dev/shm directory and in the sandbox on /tmp, and compares.
 func sameOnBothTmpfs(t *testing.T, script string) string {
@@ -78,11 +89,7 @@ ls "$1"`)
 // Linux, that the mappings, read, write and truncate see the same data,
 // also between processes that opened the file on their own.
 func TestMmapCoherent(t *testing.T) {
-	script, err := filepath.Abs("testdata/mapprobe.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := sameOnBothTmpfs(t, `python3 `+script+` "$1"`)
+	out := sameOnBothTmpfs(t, `python3 `+testdataPath(t, "mapprobe.py")+` "$1"`)
 	for _, want := range []string{"pread after map write b'HELLO world'", "parent read child's map write b'child' b'child'", "ro shared rw 13"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
@@ -186,11 +193,7 @@ rm -f null zero blk big wo wo2 f; ls -A`)
 // TestTmpfile opens O_TMPFILE files and names one with linkat, against
 // Linux (testdata/tmpfile.py).
 func TestTmpfile(t *testing.T) {
-	script, err := filepath.Abs("testdata/tmpfile.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := sameOnBothTmpfs(t, `umask 022; python3 `+script+` "$1"`)
+	out := sameOnBothTmpfs(t, `umask 022; python3 `+testdataPath(t, "tmpfile.py")+` "$1"`)
 	for _, want := range []string{"nlink 0 mode 0o100640", "link 0 ['named'] 1 data", "excl link 2", "after close ['named', 'named2', 'sub'] []"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
@@ -201,11 +204,7 @@ func TestTmpfile(t *testing.T) {
 // TestProcTaskFDNames: the per-thread views of /proc name virtual fds as
 // /proc/self/fd does (testdata/procfd.py).
 func TestProcTaskFDNames(t *testing.T) {
-	script, err := filepath.Abs("testdata/procfd.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := sameOnBothTmpfs(t, `python3 `+script+` "$1"`)
+	out := sameOnBothTmpfs(t, `python3 `+testdataPath(t, "procfd.py")+` "$1"`)
 	if strings.Count(out, "'D/x', 0)") != 6 {
 		t.Fatalf("got:\n%s", out)
 	}
@@ -219,11 +218,7 @@ func TestSpecialFileFstat(t *testing.T) {
 	if err := unix.Statfs("/dev/shm", &fs); err != nil || fs.Flags&unix.ST_NODEV != 0 {
 		t.Skip("requires /dev/shm mounted without nodev, to open device nodes natively")
 	}
-	script, err := filepath.Abs("testdata/fifostat.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := sameOnBothTmpfs(t, `umask 022; python3 `+script+` "$1"`)
+	out := sameOnBothTmpfs(t, `umask 022; python3 `+testdataPath(t, "fifostat.py")+` "$1"`)
 	if !strings.HasPrefix(out, "0o10640 65534 65534 1 0\n0o10604 65534\n") {
 		t.Fatalf("got:\n%s", out)
 	}
@@ -233,11 +228,7 @@ func TestSpecialFileFstat(t *testing.T) {
 // namespace on files, directories, symlinks and FIFOs, as root and as a
 // non-root guest, with every error, against Linux (testdata/xattrs.py).
 func TestXattrs(t *testing.T) {
-	script, err := filepath.Abs("testdata/xattrs.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := sameOnBothTmpfs(t, `python3 `+script+` "$1" nobody`)
+	out := sameOnBothTmpfs(t, `python3 `+testdataPath(t, "xattrs.py")+` "$1" nobody`)
 	for _, want := range []string{"replace ok b'22'", "nobody get b'22' set EACCES", "nobody caps EPERM EINVAL EPERM", "cp -a ['user.via'", "setxattrat 0 b'atval'", "getxattrat 5 b'atval'"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
@@ -264,12 +255,8 @@ mount -t tmpfs none /dev/shm && echo hi > new && cat new old && ls && echo more 
 // a path in the work directory, sends datagrams to a path, and checks
 // bind's, connect's and sendto's errors.
 func TestUnixSocketsOnTmpfs(t *testing.T) {
-	script, err := filepath.Abs("testdata/unixsock.py")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dst := filepath.Join(testBinDir, "unixsock.py")
-	data, err := os.ReadFile(script)
+	data, err := os.ReadFile(testdataPath(t, "unixsock.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
