@@ -24,29 +24,39 @@ const (
 	smallChunk = 4 << 10
 )
 
+// copyEnds are the descriptions of a copy's ends, with references; nil
+// for an end that is not a virtual fd.
+func copyEnds(t *sentry.Task, inFD, outFD int32) (in, out *vfs.FileDescription) {
+	return t.FDTable().Get(inFD), t.FDTable().Get(outFD)
+}
+
+func releaseEnds(in, out *vfs.FileDescription) {
+	if in != nil {
+		in.DecRef()
+	}
+	if out != nil {
+		out.DecRef()
+	}
+}
+
+// endsUsable is the EBADF check of a copy's sentry ends: the source open
+// for reading, the destination for writing, neither O_PATH.
+func endsUsable(in, out *vfs.FileDescription) bool {
+	return (in == nil || in.Readable() && !in.IsPath()) && (out == nil || out.Writable() && !out.IsPath())
+}
+
 // Sendfile is sendfile(out_fd, in_fd, offset*, count), as do_sendfile:
 // in_fd must be readable (EBADF) and a regular file's (EINVAL for a
 // directory), out_fd writable; with offset the file position is not used
 // nor moved, and *offset is advanced.
 func Sendfile(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	outFD, inFD, offAddr, count := int32(args[0]), int32(args[1]), args[2], int64(args[3])
-	in := t.FDTable().Get(inFD)
-	out := t.FDTable().Get(outFD)
-	defer func() {
-		if in != nil {
-			in.DecRef()
-		}
-		if out != nil {
-			out.DecRef()
-		}
-	}()
+	in, out := copyEnds(t, inFD, outFD)
+	defer releaseEnds(in, out)
 	if in == nil && out == nil {
 		return sentry.Pass()
 	}
-	if in != nil && (!in.Readable() || in.IsPath()) {
-		return sentry.Err(unix.EBADF)
-	}
-	if out != nil && (!out.Writable() || out.IsPath()) {
+	if !endsUsable(in, out) {
 		return sentry.Err(unix.EBADF)
 	}
 	if in != nil && in.Inode.Mode()&unix.S_IFMT != unix.S_IFREG {
@@ -261,23 +271,15 @@ func copyBetween(t *sentry.Task, in *vfs.FileDescription, inPos int64, out *vfs.
 // such as cp then copy with read and write).
 func CopyFileRange(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	inFD, offInAddr, outFD, offOutAddr, length, flags := int32(args[0]), args[1], int32(args[2]), args[3], int64(args[4]), args[5]
-	in := t.FDTable().Get(inFD)
-	out := t.FDTable().Get(outFD)
-	defer func() {
-		if in != nil {
-			in.DecRef()
-		}
-		if out != nil {
-			out.DecRef()
-		}
-	}()
+	in, out := copyEnds(t, inFD, outFD)
+	defer releaseEnds(in, out)
 	if in == nil && out == nil {
 		return sentry.Pass()
 	}
 	if flags != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	if (in != nil && (!in.Readable() || in.IsPath())) || (out != nil && (!out.Writable() || out.IsPath())) {
+	if !endsUsable(in, out) {
 		return sentry.Err(unix.EBADF)
 	}
 	// generic_copy_file_checks before the cross-file-system check.
