@@ -340,7 +340,7 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		// The first process.
 		child.TG = &ThreadGroup{TGID: childTID, tasks: map[int32]*Task{}}
 		child.setFDTable(newFDTable())
-		child.fs = &FSContext{users: 1, cwd: vfs.Location{Host: k.Opts.Cwd}, umask: k.Opts.Umask & 0777}
+		child.fs = &FSContext{users: 1, cwd: vfs.HostLocation(k.Opts.Cwd), umask: k.Opts.Umask & 0777}
 	} else {
 		parent.mu.Lock()
 		flags := parent.cloneFlags

@@ -81,9 +81,13 @@ func Getcwd(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 func chdirExit(t *sentry.Task, ret int64) int64 {
 	if ret == 0 {
 		var buf [unix.PathMax]byte
-		n, err := unix.Readlink("/proc/"+strconv.Itoa(int(t.TID))+"/cwd", buf[:])
+		link := "/proc/" + strconv.Itoa(int(t.TID)) + "/cwd"
+		n, err := unix.Readlink(link, buf[:])
 		if err == nil {
-			t.FSContext().SetCwd(vfs.Location{Host: string(buf[:n])})
+			// Held open: the directory the kernel's cwd is, however
+			// it is renamed later (a path relative to it is checked
+			// there, not at a stale name).
+			t.FSContext().SetCwd(vfs.Location{Host: string(buf[:n]), Dir: vfs.OpenHostDir(link)})
 		}
 	}
 	return ret

@@ -2,7 +2,6 @@ package syscalls
 
 import (
 	"encoding/binary"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -120,10 +119,11 @@ func readlinkat(t *sentry.Task, dirfd int32, pathAddr, buf uintptr, size int64) 
 	if int32(size) <= 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	if target, ok := procLinkTarget(t, pathAddr); ok {
-		return copyLink(t, target, buf, size)
+	r, err := resolveAt(t, dirfd, pathAddr, false, true)
+	if err == nil && r.Link.Mount != nil {
+		return copyLink(t, procLinkTarget(r.Link), buf, size)
 	}
-	d, res, ok := existing(resolveAt(t, dirfd, pathAddr, false, true))
+	d, res, ok := existing(r, err)
 	if !ok {
 		return res
 	}
@@ -145,39 +145,18 @@ func copyLink(t *sentry.Task, target string, buf uintptr, size int64) sentry.Res
 	return sentry.Ret(int64(len(target)))
 }
 
-// procLinkTarget is what the guest reads from /proc/self/fd/N of a virtual
-// fd and from /proc/self/cwd in a sentry directory: the file's path in the
-// guest's tree, with " (deleted)" once unlinked, as proc_fd_link and
-// d_path show it (not the placeholder's "/memfd:").
-func procLinkTarget(t *sentry.Task, pathAddr uintptr) (string, bool) {
-	p, err := t.ReadPath(pathAddr)
-	if err != nil || len(p) < 6 || string(p[:6]) != "/proc/" {
-		return "", false
-	}
-	path := string(p)
-	var m *vfs.Mount
-	var d vfs.Dentry
-	if f, rest, ok := procFDLink(t, path); ok {
-		defer f.DecRef()
-		if rest != "" {
-			return "", false
-		}
-		m, d = f.Mount, f.Dentry
-	} else if path == "/proc/self/cwd" || path == "/proc/"+strconv.Itoa(int(t.TG.TGID))+"/cwd" {
-		loc := t.FSContext().Cwd()
-		if loc.IsHost() {
-			return "", false
-		}
-		m, d = loc.Mount, loc.Dentry
-	} else {
-		return "", false
-	}
-	target := vfs.PathOf(m, d)
+// procLinkTarget is what the guest reads from a magic link of /proc that
+// leads to a sentry file (/proc/self/fd/N of a virtual fd, /proc/self/cwd
+// in a sentry directory): the file's path in the guest's tree, with
+// " (deleted)" once unlinked, as proc_fd_link and d_path show it (not the
+// placeholder's "/memfd:").
+func procLinkTarget(l vfs.Location) string {
+	target := vfs.PathOf(l.Mount, l.Dentry)
 	var st unix.Stat_t
-	if d.Inode().Stat(&st); st.Nlink == 0 {
+	if l.Dentry.Inode().Stat(&st); st.Nlink == 0 {
 		target += " (deleted)"
 	}
-	return target, true
+	return target
 }
 
 // Link is link(old, new).

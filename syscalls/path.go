@@ -1,8 +1,8 @@
 package syscalls
 
 import (
+	"runtime"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -37,6 +37,9 @@ func resolveAt(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) 
 }
 
 // resolveAtScoped is resolveAt under openat2's RESOLVE_* restrictions.
+// Every path goes through the walk, host paths too: only the walk tells
+// whether the host kernel's own resolution of the path would meet a
+// symlink or magic link leading into the sentry's files (vfs.Resolve).
 func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool, resolve uint64) (resolved, error) {
 	var r resolved
 	p, err := t.ReadPath(addr)
@@ -50,48 +53,18 @@ func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK 
 		}
 		return resolveEmpty(t, dirfd)
 	}
-	k := t.Kernel()
-	if p[0] == '/' && len(p) > 6 && string(p[:6]) == "/proc/" {
-		if f, rest, ok := procFDLink(t, string(p)); ok {
-			// /proc/self/fd/N of a virtual fd is a magic link to the
-			// sentry's file, as the kernel's proc_fd_link.
-			defer f.DecRef()
-			if rest == "" && !follow {
-				// Not followed (lstat, unlink, O_NOFOLLOW): the call is
-				// on the magic link itself, a procfs symlink the host
-				// serves as it would natively.
-				r.host = true
-				return r, nil
-			}
-			if rest == "" {
-				// The link itself has no parent a name operation
-				// could change (unlink, rename and mkdir refuse it).
-				r.Location = vfs.Location{Mount: f.Mount, Dentry: f.Dentry}
-				return r, nil
-			}
-			w, err := k.VFS.WalkPathResolve(t.Creds(), vfs.Location{Mount: f.Mount, Dentry: f.Dentry}, rest, follow, resolve)
-			if err != nil {
-				return r, err
-			}
-			r.Walk = w
-			r.host = w.IsHost()
-			return r, nil
-		}
-	}
 	var start vfs.Location
 	if p[0] != '/' {
 		switch {
 		case dirfd == unix.AT_FDCWD:
 			start = t.FSContext().Cwd()
-			if start.IsHost() && !k.VFS.MayLeadToMount(start.Host, string(p)) {
-				r.host = true
-				return r, nil
-			}
 		default:
 			f := t.FDTable().Get(dirfd)
 			if f == nil {
 				dir, ok := hostFDPath(t, dirfd)
-				if !ok || !k.VFS.MayLeadToMount(dir, string(p)) {
+				if !ok {
+					// Not a directory with a path (a pipe, a bad
+					// descriptor): the host reports its error.
 					r.host = true
 					return r, nil
 				}
@@ -104,20 +77,29 @@ func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK 
 			f.DecRef()
 		}
 	}
-	w, err := k.VFS.WalkPathResolve(t.Creds(), start, string(p), follow, resolve)
+	w, err := t.Kernel().VFS.Resolve(guestCaller{t}, t.Creds(), start, string(p), follow, resolve)
 	if err != nil {
+		if w.HostErr {
+			// Nothing of the sentry's on the way: the host kernel
+			// finds the same error in the guest's own path.
+			r.host = true
+			return r, nil
+		}
 		return r, err
 	}
 	r.Walk = w
-	r.pathLen = len(p)
 	// A walk that ends on the host is the host's to serve; if it went
-	// through a sentry mount (a symlink there, ".." out of it, a working
-	// directory in it), the host gets the path the sentry resolved.
+	// through something of the sentry's (a mount, a symlink there, ".."
+	// out of it, a working directory in it, a virtual descriptor in
+	// /proc), the host gets the path the sentry resolved.
 	r.host = w.IsHost()
-	if r.host && (w.Entered || !start.IsHost()) {
+	if r.host && w.Entered {
 		host := w.Host
-		if w.TrailingSlash {
+		if w.TrailingSlash && host != "/" {
 			host += "/"
+		}
+		if len(host) >= unix.PathMax {
+			return r, unix.ENAMETOOLONG
 		}
 		r.hostPath = host
 		if t.Notified() {
@@ -175,73 +157,91 @@ func statxBytes(st *unix.Statx_t) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(st)), unsafe.Sizeof(*st))
 }
 
-// procFDLink recognizes /proc/{self,thread-self,PID}[/task/TID]/fd/N[/rest]
-// naming a virtual fd of a guest process and returns its description (with
-// a reference) and the rest of the path ("" for the link itself). TID must
-// be a thread of the process, as proc_task_lookup requires.
-func procFDLink(t *sentry.Task, p string) (*vfs.FileDescription, string, bool) {
-	who, rest, ok := strings.Cut(p[len("/proc/"):], "/")
-	if !ok {
-		return nil, "", false
+// guestCaller is the walk's vfs.Caller for task t: /proc/self is its
+// process, the sentry's guests' magic links lead to the sentry's files
+// (proc_fd_link of a virtual descriptor, proc_cwd_link of a working
+// directory in a mount; the sentry does not model chroot, so a guest's
+// root is "/"), and host lookups are made as t.
+type guestCaller struct{ t *sentry.Task }
+
+func (g guestCaller) TGID() int32 { return g.t.TG.TGID }
+func (g guestCaller) TID() int32  { return g.t.TID }
+
+func (g guestCaller) Guest(id int32) (int32, bool) {
+	if id == g.t.TID {
+		return g.t.TG.TGID, true
 	}
-	var pid int32
-	switch who {
-	case "self":
-		pid = t.TG.TGID
-	case "thread-self":
-		// A symlink to self/task/TID.
-		pid = t.TG.TGID
-		rest = "task/" + strconv.Itoa(int(t.TID)) + "/" + rest
-	default:
-		n, err := strconv.Atoi(who)
-		if err != nil || n <= 0 {
-			return nil, "", false
+	o := g.t.Kernel().Task(id)
+	if o == nil {
+		return 0, false
+	}
+	return o.TG.TGID, true
+}
+
+func (g guestCaller) ProcLink(tid int32, name string, fd int32) vfs.Location {
+	k := g.t.Kernel()
+	switch name {
+	case "root":
+		return vfs.Location{Host: "/"}
+	case "cwd":
+		o := g.t
+		if tid != g.t.TID {
+			if o = k.Task(tid); o == nil {
+				return vfs.Location{}
+			}
 		}
-		pid = int32(n)
-	}
-	tid := pid
-	if task, ok := strings.CutPrefix(rest, "task/"); ok {
-		num, r, ok := strings.Cut(task, "/")
-		n, err := strconv.Atoi(num)
-		if !ok || err != nil || n <= 0 {
-			return nil, "", false
+		if cwd := o.FSContext().Cwd(); !cwd.IsHost() {
+			return vfs.Location{Mount: cwd.Mount, Dentry: cwd.Dentry}
 		}
-		tid, rest = int32(n), r
-		if tt := t.Kernel().Task(tid); tt == nil || tt.TG.TGID != pid {
-			return nil, "", false
+	case "fd":
+		fdt := g.t.FDTable()
+		if tid != g.t.TID {
+			// Another guest thread's table (ls -l /proc/PID/fd).
+			if fdt = k.FDTableOf(tid); fdt == nil {
+				return vfs.Location{}
+			}
 		}
-	}
-	rest = "/" + rest
-	fdt := t.FDTable()
-	if tid != t.TID && tid != t.TG.TGID {
-		// Another guest process's descriptors (ls -l /proc/PID/fd).
-		if fdt = t.Kernel().FDTableOf(tid); fdt == nil {
-			return nil, "", false
+		if f := fdt.Get(fd); f != nil {
+			// The table's reference keeps the file alive after ours
+			// goes.
+			defer f.DecRef()
+			return vfs.Location{Mount: f.Mount, Dentry: f.Dentry}
 		}
 	}
-	if !strings.HasPrefix(rest, "/fd/") {
-		return nil, "", false
-	}
-	rest = rest[len("/fd/"):]
-	j := strings.IndexByte(rest, '/')
-	num := rest
-	if j >= 0 {
-		num, rest = rest[:j], rest[j:]
-	} else {
-		rest = ""
-	}
-	n, err := strconv.Atoi(num)
-	if err != nil || n < 0 {
-		return nil, "", false
-	}
-	f := fdt.Get(int32(n))
-	if f == nil {
-		return nil, "", false
-	}
-	for len(rest) > 0 && rest[0] == '/' {
-		rest = rest[1:]
-	}
-	return f, rest, true
+	return vfs.Location{}
+}
+
+// Privileged is asGuest's own rule: for uid and gid 0 it changes nothing.
+func (g guestCaller) Privileged() bool {
+	c := g.t.Creds()
+	return c.UID == 0 && c.GID == 0
+}
+
+// AsCaller runs fn with t's file system credentials (asGuest) on this
+// thread, locked to it. A guest that is not root has no capabilities:
+// the sentry's are out of its effective set meanwhile, CAP_SYS_PTRACE
+// above all, which setfsuid keeps and which would open every process's
+// /proc/PID magic links to the guest (ptrace_may_access).
+func (g guestCaller) AsCaller(fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return asGuest(g.t, false, func() error {
+		if g.Privileged() {
+			return fn()
+		}
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var caps, saved [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &caps[0]); err != nil {
+			return err
+		}
+		saved = caps
+		caps[0].Effective, caps[1].Effective = 0, 0
+		if err := unix.Capset(&hdr, &caps[0]); err != nil {
+			return err
+		}
+		defer unix.Capset(&hdr, &saved[0])
+		return fn()
+	})
 }
 
 // existing takes a resolution for calls that act on an existing sentry

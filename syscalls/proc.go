@@ -23,6 +23,12 @@ func procMountsFile(t *sentry.Task, p string) (hostPath string, mountinfo, ok bo
 		rest = "self/mounts"
 	}
 	who, file, found := strings.Cut(rest, "/")
+	if task, ok := strings.CutPrefix(file, "task/"); ok {
+		// /proc/PID/task/TID/mounts, as the walk names thread-self's.
+		if _, f, ok := strings.Cut(task, "/"); ok {
+			file = f
+		}
+	}
 	if !found || (file != "mounts" && file != "mountinfo") {
 		return "", false, false
 	}

@@ -4,11 +4,15 @@ package vfs
 // systems serve. Everything else is the host's.
 type VirtualFilesystem struct {
 	mounts []*Mount
+	// host is where the mounts sit on the host, and what the walk
+	// learned of the host's own mounts.
+	host *hostConfig
 }
 
-// New returns a VirtualFilesystem with mounts.
+// New returns a VirtualFilesystem with mounts, finding where each mount
+// point is on the host.
 func New(mounts []*Mount) *VirtualFilesystem {
-	return &VirtualFilesystem{mounts: mounts}
+	return &VirtualFilesystem{mounts: mounts, host: newHostConfig(mounts)}
 }
 
 // Mounts returns the mounts.

@@ -9,18 +9,25 @@ import (
 // Limits of a path walk, as Linux's.
 const (
 	// MaxSymlinks is MAXSYMLINKS: the 41st symlink followed in one walk
-	// fails with ELOOP.
+	// fails with ELOOP. Symlinks of the sentry's file systems, host
+	// symlinks and magic links all count.
 	MaxSymlinks = 40
 	// NameMax is NAME_MAX.
 	NameMax = 255
 )
 
 // Location is a point in the guest's path tree: a dentry in one of the
-// sentry's mounts, or (Mount == nil) an absolute host path.
+// sentry's mounts, or (Mount == nil) a host file named by Host.
 type Location struct {
 	Mount  *Mount
 	Dentry Dentry
-	Host   string
+	// Host is an absolute host path the kernel resolves to the file: a
+	// canonical one (no symlink in it), or one through a magic link
+	// ("/proc/7/fd/3/x") when the file has no usable path of its own.
+	Host string
+	// Dir, when set, is the directory Host named when it was read, held
+	// open: a working directory, which renames may have moved since.
+	Dir *HostDir
 }
 
 // IsHost reports a host location.
@@ -36,15 +43,49 @@ type Walk struct {
 	// (sentry mounts only; nil when the walk ended on a mount's root).
 	Parent Dentry
 	// Name is the last component; "." or ".." when the path ended with
-	// one, "" when it ended on a root.
+	// one, "" when it ended on a root or a followed link.
 	Name string
 	// TrailingSlash is set when the path ends with '/': the file must be
 	// a directory (Linux's LOOKUP_DIRECTORY on the last component).
 	TrailingSlash bool
-	// Entered is set when the walk went through a sentry mount, so that a
-	// host result is not what the host kernel would find by the guest's
-	// path.
+	// Entered is set when the walk went through something the sentry
+	// serves (a mount, a guest's virtual descriptor or working directory
+	// in /proc), so that a host result is not what the host kernel would
+	// find by the guest's path: the host must be given Host instead.
 	Entered bool
+	// Link is set when the path ends on a magic link of a guest process
+	// that the walk did not follow (lstat, readlink, O_NOFOLLOW) and that
+	// points at a file of the sentry's: that file.
+	Link Location
+	// HostErr is set with an error a host lookup gave before the walk
+	// went through anything the sentry serves: the host kernel gives the
+	// guest's own path the same error, so the call may pass through.
+	HostErr bool
+}
+
+// Caller is the guest task a walk resolves for, as far as the host half
+// of the walk needs it: /proc/self is its process, the magic links of the
+// sentry's guests lead to what the sentry knows, and host lookups that
+// decide where the walk goes are made with its credentials.
+type Caller interface {
+	// TGID and TID are what /proc/self and /proc/thread-self name.
+	TGID() int32
+	TID() int32
+	// Guest reports whether id is a task the sentry serves, and its
+	// thread group.
+	Guest(id int32) (tgid int32, ok bool)
+	// ProcLink is the target of magic link name ("cwd", "root", "exe",
+	// or "fd" with descriptor fd) of guest task tid as the sentry knows
+	// it: a sentry file, Location{Host: "/"} for a root, or the zero
+	// Location when the kernel's target stands (a host descriptor, a host
+	// working directory, the executable).
+	ProcLink(tid int32, name string, fd int32) Location
+	// Privileged reports that host lookups made as the caller are the
+	// sentry's own (AsCaller changes nothing).
+	Privileged() bool
+	// AsCaller runs fn on the current thread with the caller's file
+	// system credentials and capabilities in force.
+	AsCaller(fn func() error) error
 }
 
 // WalkPath resolves path from start as Linux's path_lookupat does: it
@@ -52,10 +93,10 @@ type Walk struct {
 // symlinks (the last one only if follow is set or the path ends in '/'),
 // and treats ".." at a mount's root as the mount point's parent on the
 // host. A missing last component is not an error: Walk.Dentry is nil.
-// Host components are resolved lexically; the host kernel resolves them
-// again when the call passes through.
+// Host components are resolved as the host kernel resolves them (see
+// Resolve), for the sentry's own process.
 func (v *VirtualFilesystem) WalkPath(c *Credentials, start Location, path string, follow bool) (Walk, error) {
-	return v.WalkPathResolve(c, start, path, follow, 0)
+	return v.Resolve(nil, c, start, path, follow, 0)
 }
 
 // Resolve restrictions of openat2 (RESOLVE_*).
@@ -69,159 +110,284 @@ const (
 
 // WalkPathResolve is WalkPath under openat2's restrictions: BENEATH
 // refuses (EXDEV) absolute paths and ".." above start, IN_ROOT treats
-// start as "/", NO_SYMLINKS refuses every symlink (ELOOP), NO_XDEV refuses
-// crossing a mount (EXDEV).
+// start as "/", NO_SYMLINKS refuses every symlink (ELOOP), NO_MAGICLINKS
+// every magic link, NO_XDEV crossing a mount (EXDEV).
 func (v *VirtualFilesystem) WalkPathResolve(c *Credentials, start Location, path string, follow bool, resolve uint64) (Walk, error) {
-	var w Walk
-	if path == "" {
-		return w, unix.ENOENT
+	return v.Resolve(nil, c, start, path, follow, resolve)
+}
+
+// Resolve is WalkPathResolve for caller (nil: the sentry itself). On the
+// host it follows what the host kernel's walk of the same path would:
+// every symlink and magic link is read and the walk goes on from its
+// target, entering a sentry mount when it reaches the mount point, as the
+// kernel crosses into a file system mounted there; /proc/self is the
+// caller's process, and a guest's magic links lead to the sentry's files
+// where the sentry serves them. Host lookups are made with the sentry's
+// credentials; when their outcome led the walk into something the sentry
+// serves, the walk is made again as the caller, so that it stops where
+// the caller's own would (search permission, ptrace_may_access on
+// /proc/PID).
+func (v *VirtualFilesystem) Resolve(caller Caller, c *Credentials, start Location, path string, follow bool, resolve uint64) (Walk, error) {
+	if caller == nil {
+		caller = selfCaller{}
 	}
-	w.TrailingSlash = path[len(path)-1] == '/'
-	cur := start
-	scoped := resolve&(ResolveBeneath|ResolveInRoot) != 0
-	depth := 0
-	root := func() (Location, error) {
-		switch {
-		case resolve&ResolveInRoot != 0:
-			depth = 0
-			return start, nil
-		case resolve&ResolveBeneath != 0:
-			return Location{}, unix.EXDEV
+	ws := walker{v: v, caller: caller, c: c, start: start, path: path, follow: follow, resolve: resolve}
+	w, err := ws.run()
+	if ws.recheck && ws.diverged && !caller.Privileged() {
+		again := walker{v: v, caller: caller, c: c, start: start, path: path, follow: follow, resolve: resolve, asCaller: true}
+		if cerr := caller.AsCaller(func() error {
+			w, err = again.run()
+			return nil
+		}); cerr != nil {
+			return Walk{}, cerr
 		}
-		return v.hostRoot(), nil
 	}
-	if path[0] == '/' {
-		r, err := root()
-		if err != nil {
-			return w, err
-		}
-		cur = r
+	return w, err
+}
+
+// walker is one walk's state, as Linux's nameidata.
+type walker struct {
+	v       *VirtualFilesystem
+	caller  Caller
+	c       *Credentials
+	start   Location
+	path    string
+	follow  bool
+	resolve uint64
+	// asCaller is set when host lookups run with the caller's
+	// credentials (the second walk of Resolve).
+	asCaller bool
+
+	w    Walk
+	cur  Location
+	h    hostState
+	rest string
+	// links counts the links followed (nd->total_link_count); depth is
+	// how far below start the walk is, for RESOLVE_BENEATH/IN_ROOT.
+	links, depth int
+	parent       Dentry
+	name         string
+	scoped       bool
+	// slow is set when host components are looked up one at a time: a
+	// link is on the way.
+	slow bool
+	// diverged is set when the walk went through something the sentry
+	// serves; recheck when host lookups made with the sentry's own
+	// credentials decided where it went.
+	diverged, recheck bool
+	// hostErr is set when the error being returned is a host lookup's.
+	hostErr bool
+}
+
+func (ws *walker) run() (Walk, error) {
+	err := ws.walk()
+	w := ws.w
+	w.Entered = ws.diverged
+	if err != nil {
+		w.Location = ws.cur
+		w.HostErr = ws.hostErr && !ws.diverged && ws.cur.IsHost()
+		return w, err
 	}
-	if scoped && start.Mount == nil {
-		// Scoped resolution from a host directory is the host's to do.
-		w.Location = start
-		return w, nil
-	}
-	var parent Dentry
-	name := ""
-	links := 0
-	rest := path
-	for {
-		for len(rest) > 0 && rest[0] == '/' {
-			rest = rest[1:]
-		}
-		if rest == "" {
-			break
-		}
-		comp := rest
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			comp, rest = rest[:i], rest[i:]
-		} else {
-			rest = ""
-		}
-		last := isLast(rest)
-		name = comp
-		if cur.Mount == nil {
-			cur = v.hostStep(cur.Host, comp)
-			parent = nil
-			if cur.Mount != nil {
-				if resolve&ResolveNoXdev != 0 {
-					return w, unix.EXDEV
-				}
-				w.Entered = true
-			}
-			continue
-		}
-		d := cur.Dentry
-		if d == nil {
-			// A missing directory in the middle of the path.
-			return w, unix.ENOENT
-		}
-		ino := d.Inode()
-		if ino.Mode()&unix.S_IFMT != unix.S_IFDIR {
-			return w, unix.ENOTDIR
-		}
-		if err := ino.CheckPermission(c, MayExec); err != nil {
-			return w, err
-		}
-		switch comp {
-		case ".":
-			parent = nil
-			continue
-		case "..":
-			parent = nil
-			if scoped && depth == 0 {
-				if resolve&ResolveInRoot != 0 {
-					continue
-				}
-				return w, unix.EXDEV
-			}
-			depth--
-			if p := d.Parent(); p != nil {
-				cur.Dentry = p
-			} else {
-				// ".." of a mount's root is the mount point's parent.
-				if resolve&ResolveNoXdev != 0 {
-					return w, unix.EXDEV
-				}
-				cur = v.hostStep(cur.Mount.Point, "..")
-			}
-			continue
-		}
-		if len(comp) > NameMax {
-			return w, unix.ENAMETOOLONG
-		}
-		child, err := d.Lookup(comp)
-		if err == unix.ENOENT {
-			if !last {
-				return w, unix.ENOENT
-			}
-			parent = d
-			cur.Dentry = nil
-			continue
-		}
-		if err != nil {
-			return w, err
-		}
-		if child.Inode().Mode()&unix.S_IFMT == unix.S_IFLNK && (!last || follow || w.TrailingSlash) {
-			if resolve&ResolveNoSymlinks != 0 {
-				return w, unix.ELOOP
-			}
-			links++
-			if links > MaxSymlinks {
-				return w, unix.ELOOP
-			}
-			target, err := child.Inode().Readlink()
-			if err != nil {
-				return w, err
-			}
-			if target == "" {
-				return w, unix.ENOENT
-			}
-			if target[0] == '/' {
-				r, err := root()
-				if err != nil {
-					return w, err
-				}
-				cur = r
-			}
-			rest = target + rest
-			// The symlink's own name no longer counts as the last one.
-			parent, name = nil, ""
-			continue
-		}
-		parent = d
-		cur.Dentry = child
-		depth++
-	}
-	w.Location = cur
-	w.Parent = parent
-	w.Name = name
-	if cur.Mount != nil && parent == nil && name != "." && name != ".." {
-		// Ended on a mount's root without a last component.
+	w.Location = ws.cur
+	w.Dir = nil
+	w.Parent = ws.parent
+	w.Name = ws.name
+	if ws.cur.Mount != nil && ws.parent == nil && ws.name != "." && ws.name != ".." {
+		// Ended on a mount's root (or a followed link) without a last
+		// component.
 		w.Name = ""
 	}
 	return w, nil
+}
+
+func (ws *walker) walk() error {
+	p := ws.path
+	if p == "" {
+		return unix.ENOENT
+	}
+	ws.w.TrailingSlash = p[len(p)-1] == '/'
+	ws.scoped = ws.resolve&(ResolveBeneath|ResolveInRoot) != 0
+	if !ws.start.IsHost() {
+		// The kernel would resolve the path from the placeholder: any
+		// host result is the sentry's to name.
+		ws.diverged = true
+	}
+	ws.setCur(ws.start)
+	if p[0] == '/' {
+		if err := ws.jumpRoot(); err != nil {
+			return err
+		}
+	}
+	ws.rest = p
+	for {
+		for len(ws.rest) > 0 && ws.rest[0] == '/' {
+			ws.rest = ws.rest[1:]
+		}
+		if ws.rest == "" {
+			return nil
+		}
+		if ws.cur.IsHost() {
+			if !ws.slow {
+				done, err := ws.hostFast()
+				if err != nil {
+					return err
+				}
+				if done {
+					continue
+				}
+				ws.slow = true
+			}
+			comp, last := ws.next()
+			if err := ws.hostStep(comp, last); err != nil {
+				return err
+			}
+			continue
+		}
+		comp, last := ws.next()
+		if err := ws.sentryStep(comp, last); err != nil {
+			return err
+		}
+	}
+}
+
+// next takes the next component off the rest of the path.
+func (ws *walker) next() (comp string, last bool) {
+	rest := ws.rest
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		comp, ws.rest = rest[:i], rest[i:]
+	} else {
+		comp, ws.rest = rest, ""
+	}
+	ws.name = comp
+	return comp, isLast(ws.rest)
+}
+
+// setCur moves the walk to l.
+func (ws *walker) setCur(l Location) {
+	ws.cur = l
+	if l.IsHost() {
+		ws.h = hostState{fixed: 1, procRoot: -2}
+		if l.Host == "/" {
+			ws.h.procRoot = -1
+		}
+		ws.slow = false
+	}
+}
+
+// jumpRoot is nd_jump_root: an absolute path or symlink target starts
+// again at the root (IN_ROOT: at start; BENEATH: EXDEV).
+func (ws *walker) jumpRoot() error {
+	switch {
+	case ws.resolve&ResolveInRoot != 0:
+		ws.depth = 0
+		ws.setCur(ws.start)
+	case ws.resolve&ResolveBeneath != 0:
+		return unix.EXDEV
+	default:
+		ws.setCur(ws.v.hostRoot())
+	}
+	return nil
+}
+
+// enterMount moves the walk onto m's root from the host, as the kernel
+// crosses into a file system mounted on a directory it reached.
+func (ws *walker) enterMount(m *Mount) error {
+	if ws.resolve&ResolveNoXdev != 0 {
+		return unix.EXDEV
+	}
+	ws.setCur(Location{Mount: m, Dentry: m.Root})
+	ws.parent = nil
+	ws.diverged = true
+	return nil
+}
+
+// sentryStep walks one component in a sentry mount.
+func (ws *walker) sentryStep(comp string, last bool) error {
+	d := ws.cur.Dentry
+	if d == nil {
+		// A missing directory in the middle of the path.
+		return unix.ENOENT
+	}
+	ino := d.Inode()
+	if ino.Mode()&unix.S_IFMT != unix.S_IFDIR {
+		return unix.ENOTDIR
+	}
+	if err := ino.CheckPermission(ws.c, MayExec); err != nil {
+		return err
+	}
+	switch comp {
+	case ".":
+		ws.parent = nil
+		return nil
+	case "..":
+		ws.parent = nil
+		if ws.scoped && ws.depth == 0 {
+			if ws.resolve&ResolveInRoot != 0 {
+				return nil
+			}
+			return unix.EXDEV
+		}
+		ws.depth--
+		if p := d.Parent(); p != nil {
+			ws.cur.Dentry = p
+			return nil
+		}
+		// ".." of a mount's root is the mount point's parent, and what
+		// is mounted there.
+		if ws.resolve&ResolveNoXdev != 0 {
+			return unix.EXDEV
+		}
+		ws.setCur(ws.v.enter(parentPath(ws.v.hostPointOf(ws.cur.Mount))))
+		return nil
+	}
+	if len(comp) > NameMax {
+		return unix.ENAMETOOLONG
+	}
+	child, err := d.Lookup(comp)
+	if err == unix.ENOENT {
+		if !last {
+			return unix.ENOENT
+		}
+		ws.parent = d
+		ws.cur.Dentry = nil
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if child.Inode().Mode()&unix.S_IFMT == unix.S_IFLNK && (!last || ws.follow || ws.w.TrailingSlash) {
+		if ws.resolve&ResolveNoSymlinks != 0 {
+			return unix.ELOOP
+		}
+		ws.links++
+		if ws.links > MaxSymlinks {
+			return unix.ELOOP
+		}
+		target, err := child.Inode().Readlink()
+		if err != nil {
+			return err
+		}
+		if target == "" {
+			return unix.ENOENT
+		}
+		if target[0] == '/' {
+			if ws.resolve&ResolveNoXdev != 0 && ws.resolve&ResolveInRoot == 0 {
+				// nd_jump_root: a jump to the root from another mount.
+				return unix.EXDEV
+			}
+			if err := ws.jumpRoot(); err != nil {
+				return err
+			}
+		}
+		ws.rest = target + ws.rest
+		// The symlink's own name no longer counts as the last one.
+		ws.parent, ws.name = nil, ""
+		return nil
+	}
+	ws.parent = d
+	ws.cur.Dentry = child
+	ws.depth++
+	return nil
 }
 
 func isLast(rest string) bool {
@@ -233,53 +399,45 @@ func isLast(rest string) bool {
 	return true
 }
 
+// parentPath is the parent of absolute clean path p ("/" for "/").
+func parentPath(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return "/"
+}
+
 // hostRoot is "/" (or the root of a mount at "/").
 func (v *VirtualFilesystem) hostRoot() Location {
 	return v.enter("/")
 }
 
-// hostStep moves one component on the host, lexically, and into a mount
-// when the new path is a mount point.
-func (v *VirtualFilesystem) hostStep(host, comp string) Location {
-	switch comp {
-	case ".", "":
-	case "..":
-		if i := strings.LastIndexByte(host, '/'); i > 0 {
-			host = host[:i]
-		} else {
-			host = "/"
-		}
-	default:
-		if host == "/" {
-			host = "/" + comp
-		} else {
-			host = host + "/" + comp
-		}
-	}
-	return v.enter(host)
-}
-
+// enter is host path host, or the root of the mount on it.
 func (v *VirtualFilesystem) enter(host string) Location {
-	for _, m := range v.mounts {
-		if m.Point == host {
-			return Location{Mount: m, Dentry: m.Root}
-		}
+	if i := v.pointIndex(host); i >= 0 {
+		m := v.mounts[i]
+		return Location{Mount: m, Dentry: m.Root}
 	}
 	return Location{Host: host}
 }
 
-// MayLeadToMount reports whether a walk from host directory dir along a
-// relative path could reach a sentry mount: only if the path climbs with
-// ".." or dir is a mount point's ancestor. Calls for which it is false
-// pass through without a walk.
-func (v *VirtualFilesystem) MayLeadToMount(dir, path string) bool {
-	if strings.Contains(path, "..") {
-		return true
-	}
-	for _, m := range v.mounts {
-		if dir == "/" || strings.HasPrefix(m.Point, dir) && (len(m.Point) == len(dir) || m.Point[len(dir)] == '/') {
-			return true
+// pointIndex is the index of the mount whose mount point is host path p,
+// or -1.
+func (v *VirtualFilesystem) pointIndex(p string) int {
+	for i, m := range v.mounts {
+		if m.Point == p || v.host.points[i].path == p {
+			return i
 		}
 	}
-	return false
+	return -1
+}
+
+// hostPointOf is m's mount point on the host.
+func (v *VirtualFilesystem) hostPointOf(m *Mount) string {
+	for i, mm := range v.mounts {
+		if mm == m {
+			return v.host.points[i].path
+		}
+	}
+	return m.Point
 }

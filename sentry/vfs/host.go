@@ -1,0 +1,1043 @@
+package vfs
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file is the host half of the walk: what the host kernel's
+// resolution of a host path meets (symlinks, magic links in /proc, mount
+// points of the sentry's file systems), found with the host's own lookups.
+
+// HostDir is a host directory held open (O_PATH): the directory the
+// kernel means, whatever has been renamed since its path was read. A
+// guest's working directory keeps one, so that a path relative to it is
+// checked in the directory the kernel will use.
+type HostDir struct {
+	fd int
+}
+
+// OpenHostDir opens path (following links) as a HostDir; nil when it
+// cannot be opened. The descriptor is closed when the HostDir is no
+// longer referenced.
+func OpenHostDir(path string) *HostDir {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	d := &HostDir{fd: fd}
+	runtime.AddCleanup(d, func(fd int) { unix.Close(fd) }, fd)
+	return d
+}
+
+// HostLocation is the host directory path as a Location, held open when
+// it can be.
+func HostLocation(path string) Location {
+	return Location{Host: path, Dir: OpenHostDir(path)}
+}
+
+// hostID identifies a directory on the host: the mount it is seen
+// through and its inode, as statx reports them. Two paths name the same
+// place in the mount tree exactly when their hostIDs are equal.
+type hostID struct {
+	mnt uint64
+	dev uint64
+	ino uint64
+}
+
+func idOf(stx *unix.Statx_t) hostID {
+	return hostID{mnt: stx.Mnt_id, dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), ino: stx.Ino}
+}
+
+// mountPoint is where a sentry mount sits on the host.
+type mountPoint struct {
+	// path is the mount point's canonical host path (no symlink in it):
+	// the host kernel's walk of the guest's path is there exactly when
+	// its lexical one is (see hostFast).
+	path string
+	// id is the mount point directory's hostID; ok is false when the
+	// mount point does not exist on the host.
+	id hostID
+	ok bool
+}
+
+// hostMounts records where each mount sits on the host, for New.
+func hostMounts(mounts []*Mount) []mountPoint {
+	pts := make([]mountPoint, len(mounts))
+	for i, m := range mounts {
+		pts[i].path = m.Point
+		fd, err := unix.Open(m.Point, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var stx unix.Statx_t
+		if unix.Statx(fd, "", unix.AT_EMPTY_PATH, statxMask, &stx) == nil {
+			pts[i].id, pts[i].ok = idOf(&stx), true
+		}
+		var buf [unix.PathMax]byte
+		if n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:]); err == nil && n > 0 && buf[0] == '/' {
+			// Through a host symlink (/tmp -> /private/tmp), the mount
+			// sits where the link leads, as mount(2) puts it.
+			pts[i].path = string(buf[:n])
+		}
+		unix.Close(fd)
+	}
+	return pts
+}
+
+// statxMask is what the walk asks of every host lookup. The unique
+// mount id (Linux 6.8) is never reused; older kernels give the plain one.
+const statxMask = unix.STATX_TYPE | unix.STATX_MODE | unix.STATX_UID | unix.STATX_INO | unix.STATX_MNT_ID_UNIQUE
+
+// procRootIno is the inode number of a procfs root (PROC_ROOT_INO).
+const procRootIno = 1
+
+// stNoSymfollow is ST_NOSYMFOLLOW of statfs f_flags (a nosymfollow mount).
+const stNoSymfollow = 0x2000
+
+// mountInfo is what the walk needs to know of a host mount.
+type mountInfo struct {
+	proc        bool // a procfs
+	noSymfollow bool // mounted nosymfollow: its symlinks are not followed
+}
+
+// hostState is the walk's position on the host.
+type hostState struct {
+	// fixed is how much of the Location's Host string ".." must not pop:
+	// 1 for a canonical path (its "/"), all of a magic link's name
+	// ("/proc/7/cwd") after the walk followed one to something without a
+	// path of its own; ".." past it is left to the kernel ("/proc/7/cwd/..").
+	fixed int
+	// known is set when the rest describes the current file: it was
+	// looked up (statx).
+	known    bool
+	isDir    bool
+	mode     uint32
+	uid      uint32
+	mnt      uint64
+	mntKnown bool
+	// procRoot is the length of the Host prefix that is a procfs root:
+	// -1 when the current directory is not in a procfs, -2 when not known
+	// yet.
+	procRoot int
+}
+
+// selfCaller is the Caller of walks made for no guest (the sentry's own
+// and the tests'): /proc/self is the sentry, no process is a guest, host
+// lookups are the sentry's.
+type selfCaller struct{}
+
+func (selfCaller) TGID() int32                            { return int32(unix.Getpid()) }
+func (selfCaller) TID() int32                             { return int32(unix.Gettid()) }
+func (selfCaller) Guest(int32) (int32, bool)              { return 0, false }
+func (selfCaller) ProcLink(int32, string, int32) Location { return Location{} }
+func (selfCaller) Privileged() bool                       { return true }
+func (selfCaller) AsCaller(fn func() error) error         { return fn() }
+
+// hostConfig is what New learns of the host once.
+type hostConfig struct {
+	points []mountPoint
+	// protectedSymlinks is fs.protected_symlinks.
+	protectedSymlinks bool
+	// uniqueMntID is set when statx gives unique mount ids, which may
+	// key mntCache.
+	uniqueMntID bool
+	// procPath is the canonical path of the procfs at /proc ("" if
+	// /proc is not one), for the fast path's check of guest magic links.
+	procPath string
+	// rootMnt is the mount id of "/", for RESOLVE_NO_XDEV's absolute
+	// symlinks (nd_jump_root).
+	rootMnt  uint64
+	mntCache sync.Map // uint64 -> mountInfo
+}
+
+// mountInfo is what the walk needs of host mount mnt, in which dir is
+// (statfs once per mount when mount ids are unique, so never stale).
+func (h *hostConfig) mountInfo(mnt uint64, dir string) mountInfo {
+	if mi, ok := h.mntCache.Load(mnt); ok {
+		return mi.(mountInfo)
+	}
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil {
+		return mountInfo{}
+	}
+	mi := mountInfo{proc: st.Type == unix.PROC_SUPER_MAGIC, noSymfollow: st.Flags&stNoSymfollow != 0}
+	if h.uniqueMntID {
+		h.mntCache.Store(mnt, mi)
+	}
+	return mi
+}
+
+func newHostConfig(mounts []*Mount) *hostConfig {
+	h := &hostConfig{points: hostMounts(mounts)}
+	if b, err := os.ReadFile("/proc/sys/fs/protected_symlinks"); err == nil {
+		h.protectedSymlinks = strings.TrimSpace(string(b)) != "0"
+	}
+	var stx unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, "/", 0, statxMask, &stx) == nil {
+		h.uniqueMntID = stx.Mask&unix.STATX_MNT_ID_UNIQUE != 0
+		h.rootMnt = stx.Mnt_id
+	}
+	var st unix.Statfs_t
+	if unix.Statfs("/proc", &st) == nil && st.Type == unix.PROC_SUPER_MAGIC {
+		h.procPath = "/proc"
+	}
+	return h
+}
+
+// pointByID is the index of the mount whose mount point directory is id
+// on the host, or -1.
+func (h *hostConfig) pointByID(id hostID) int {
+	for i := range h.points {
+		if h.points[i].ok && h.points[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// procPid is the process whose directory of the procfs at /proc host
+// path p is in, if it is in one.
+func (h *hostConfig) procPid(p string) (int32, bool) {
+	if h.procPath == "" || len(p) <= len(h.procPath)+1 || !strings.HasPrefix(p, h.procPath) || p[len(h.procPath)] != '/' {
+		return 0, false
+	}
+	p = p[len(h.procPath)+1:]
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		p = p[:i]
+	}
+	return procNum(p)
+}
+
+func statxPath(p string, flags int, stx *unix.Statx_t) error {
+	if err := unix.Statx(unix.AT_FDCWD, p, flags, statxMask, stx); err != nil {
+		return hostErrno(err)
+	}
+	return nil
+}
+
+func readlinkPath(p string) (string, error) {
+	var buf [unix.PathMax]byte
+	n, err := unix.Readlink(p, buf[:])
+	if err != nil {
+		return "", hostErrno(err)
+	}
+	return string(buf[:n]), nil
+}
+
+// hostErrno is err as the walk returns a host lookup's failure.
+func hostErrno(err error) error {
+	if e, ok := err.(unix.Errno); ok {
+		return e
+	}
+	return unix.EIO
+}
+
+// isProcRoot reports whether stx is a procfs root candidate: a mount's
+// root directory with procfs's root inode number (mountInfo tells
+// whether the mount is a procfs).
+func isProcRoot(stx *unix.Statx_t) bool {
+	return stx.Mode&unix.S_IFMT == unix.S_IFDIR && stx.Ino == procRootIno &&
+		stx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
+}
+
+// joinPath is dir/name for an absolute dir.
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// openat2Check opens dir+sep+p with O_PATH under resolve and closes it:
+// the error says whether the host kernel's walk of that path meets a
+// symlink (ELOOP under RESOLVE_NO_SYMLINKS) or something else. The path
+// is built in a buffer on the stack, so that the hot path allocates
+// nothing; ours is set when the path is too long for the kernel to take.
+func openat2Check(dirfd int, dir, sep, p string, flags, resolve uint64) (e unix.Errno, ours bool) {
+	var buf [unix.PathMax]byte
+	n := len(dir) + len(sep) + len(p)
+	if n >= len(buf) {
+		return unix.ENAMETOOLONG, true
+	}
+	k := copy(buf[:], dir)
+	k += copy(buf[k:], sep)
+	copy(buf[k:], p)
+	buf[n] = 0
+	how := unix.OpenHow{Flags: flags | unix.O_PATH | unix.O_CLOEXEC, Resolve: resolve}
+	fd, _, e := unix.Syscall6(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+	if e != 0 {
+		return e, false
+	}
+	unix.Syscall(unix.SYS_CLOSE, fd, 0, 0)
+	return 0, false
+}
+
+// maxFastComps bounds the components hostFast holds; a path with more is
+// walked one component at a time.
+const maxFastComps = 64
+
+// span is a component of the rest of a path: rest[i:j].
+type span struct{ i, j int32 }
+
+// lexPath is a host path as hostFast holds it without building it: base
+// (absolute, clean), then each span of rest as one more component.
+type lexPath struct {
+	base  string
+	rest  string
+	comps []span
+}
+
+// match reports whether l is p (eq) or a directory above it (above).
+func (l *lexPath) match(p string) (eq, above bool) {
+	b := l.base
+	if b == "/" {
+		if len(l.comps) == 0 {
+			return p == "/", len(p) > 1 && p[0] == '/'
+		}
+		b = ""
+	}
+	if len(p) < len(b) || p[:len(b)] != b {
+		return false, false
+	}
+	p = p[len(b):]
+	for _, c := range l.comps {
+		comp := l.rest[c.i:c.j]
+		if len(p) < 1+len(comp) || p[0] != '/' || p[1:1+len(comp)] != comp {
+			return false, false
+		}
+		p = p[1+len(comp):]
+	}
+	return p == "", len(p) > 0 && p[0] == '/'
+}
+
+func (l *lexPath) String() string {
+	if len(l.comps) == 0 {
+		return l.base
+	}
+	var b strings.Builder
+	if l.base != "/" {
+		b.WriteString(l.base)
+	}
+	for _, c := range l.comps {
+		b.WriteByte('/')
+		b.WriteString(l.rest[c.i:c.j])
+	}
+	return b.String()
+}
+
+// lexMount is the index of the mount whose mount point l is (or -1), and
+// whether l is a directory above a mount point: the way there is known
+// to hold no symlink (hostMounts found the mount point's canonical path),
+// or does not exist on the host at all.
+func (v *VirtualFilesystem) lexMount(l *lexPath) (int, bool) {
+	onWay := false
+	for i, m := range v.mounts {
+		pt := &v.host.points[i]
+		if eq, _ := l.match(m.Point); eq {
+			return i, true
+		}
+		eq, above := l.match(pt.path)
+		if eq {
+			return i, true
+		}
+		onWay = onWay || above
+	}
+	return -1, onWay
+}
+
+// hostFast resolves as much of the rest of the path on the host as it can
+// with string operations, after one host lookup (openat2 under
+// RESOLVE_NO_SYMLINKS) that shows the kernel's walk of it meets no
+// symlink: without one, the kernel's resolution of a path from a
+// directory named canonically is the lexical one, "..", mounts and all.
+// A mount point is entered when the lexical path is the mount point's
+// canonical path (the kernel crosses into what is mounted on that
+// directory there; a bind mount of the same directory elsewhere is
+// another path, not entered). It reports false when it resolved nothing:
+// a link is on the way, or the walk is in a state that needs one
+// component at a time.
+func (ws *walker) hostFast() (bool, error) {
+	if ws.scoped || ws.h.fixed != 1 {
+		return false, nil
+	}
+	dirfd := unix.AT_FDCWD
+	if ws.cur.Dir != nil {
+		dirfd = ws.cur.Dir.fd
+	}
+	var stack [maxFastComps]span
+	l := lexPath{base: ws.cur.Host, rest: ws.rest, comps: stack[:0]}
+	rest := ws.rest
+	needCheck := false
+	last := ""
+	for i := 0; i < len(rest); {
+		if rest[i] == '/' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(rest) && rest[j] != '/' {
+			j++
+		}
+		comp := rest[i:j]
+		last = comp
+		switch comp {
+		case ".":
+		case "..":
+			switch {
+			case len(l.comps) > 0:
+				l.comps = l.comps[:len(l.comps)-1]
+			case dirfd != unix.AT_FDCWD:
+				// Above a directory known by its descriptor, whose
+				// path may have changed since it was read.
+				return false, nil
+			default:
+				l.base = parentPath(l.base)
+			}
+		default:
+			if len(l.comps) == maxFastComps {
+				return false, nil
+			}
+			l.comps = append(l.comps, span{int32(i), int32(j)})
+			m, onWay := ws.v.lexMount(&l)
+			if m >= 0 {
+				if needCheck {
+					// The way to the mount point's parent must hold no
+					// link and exist, as the kernel's walk would find.
+					ws.recheck = true
+					if e, _ := ws.check(dirfd, rest[:i], unix.O_DIRECTORY); e != 0 {
+						if e == unix.ELOOP {
+							return false, nil
+						}
+						return false, e
+					}
+				}
+				ws.name = comp
+				ws.rest = rest[j:]
+				return true, ws.enterMount(ws.v.mounts[m])
+			}
+			if !onWay {
+				needCheck = true
+			}
+		}
+		i = j
+	}
+	var flags uint64
+	if !ws.follow && !ws.w.TrailingSlash {
+		flags = unix.O_NOFOLLOW
+	}
+	e, ours := ws.check(dirfd, rest, flags)
+	switch {
+	case e == unix.ELOOP:
+		return false, nil
+	case ours:
+		return false, e
+	}
+	// Any other outcome (found, or a failure the kernel reports alike)
+	// is the lexical path's.
+	end := l.String()
+	if pid, ok := ws.v.host.procPid(end); ok {
+		if _, guest := ws.caller.Guest(pid); guest {
+			// In a guest's /proc/PID: its magic links, followed or
+			// not, are the sentry's to answer.
+			return false, nil
+		}
+	}
+	ws.cur.Host, ws.cur.Dir = end, nil
+	ws.h.known = false
+	ws.name, ws.parent, ws.rest = last, nil, ""
+	return true, nil
+}
+
+// check is the fast path's host lookup of p from the current directory.
+func (ws *walker) check(dirfd int, p string, flags uint64) (unix.Errno, bool) {
+	resolve := uint64(unix.RESOLVE_NO_SYMLINKS)
+	if ws.resolve&ResolveNoXdev != 0 {
+		resolve |= unix.RESOLVE_NO_XDEV
+	}
+	if dirfd != unix.AT_FDCWD {
+		return openat2Check(dirfd, "", "", p, flags, resolve)
+	}
+	base, sep := ws.cur.Host, "/"
+	if base == "/" {
+		sep = ""
+	}
+	return openat2Check(unix.AT_FDCWD, base, sep, p, flags, resolve)
+}
+
+// setKnown records what a lookup of the current file found.
+func (ws *walker) setKnown(stx *unix.Statx_t) {
+	h := &ws.h
+	h.known = true
+	h.isDir = stx.Mode&unix.S_IFMT == unix.S_IFDIR
+	h.mode = uint32(stx.Mode)
+	h.uid = stx.Uid
+	h.mnt, h.mntKnown = stx.Mnt_id, true
+}
+
+// refreshDir replaces a start known by descriptor with a path the
+// kernel gives for it now: its own canonical one if that still leads to
+// it, else the descriptor's name in the sentry's /proc/self/fd.
+func (ws *walker) refreshDir() {
+	d := ws.cur.Dir
+	ws.cur.Dir = nil
+	var stx unix.Statx_t
+	if err := unix.Statx(d.fd, "", unix.AT_EMPTY_PATH, statxMask, &stx); err != nil {
+		return
+	}
+	self := "/proc/self/fd/" + strconv.Itoa(d.fd)
+	ws.cur.Host = self
+	ws.h = hostState{fixed: len(self), procRoot: -2}
+	if t, err := readlinkPath(self); err == nil && len(t) > 0 && t[0] == '/' {
+		var s2 unix.Statx_t
+		if statxPath(t, 0, &s2) == nil && idOf(&s2) == idOf(&stx) {
+			ws.cur.Host = t
+			ws.h.fixed = 1
+		}
+	}
+	ws.setKnown(&stx)
+}
+
+// needDir makes sure the current host file is a directory to look
+// something up in (link_path_walk's d_can_lookup).
+func (ws *walker) needDir() error {
+	if !ws.h.known {
+		var stx unix.Statx_t
+		if err := statxPath(ws.cur.Host, 0, &stx); err != nil {
+			ws.hostErr = true
+			return err
+		}
+		ws.setKnown(&stx)
+	}
+	if !ws.h.isDir {
+		ws.hostErr = true
+		return unix.ENOTDIR
+	}
+	return nil
+}
+
+// hostStep resolves one component on the host as walk_component does,
+// with one host lookup (statx, or readlink for a link), or none where
+// the sentry knows the answer (a guest's own /proc directory).
+func (ws *walker) hostStep(comp string, last bool) error {
+	ws.recheck = true
+	if ws.cur.Dir != nil {
+		ws.refreshDir()
+	}
+	if err := ws.needDir(); err != nil {
+		return err
+	}
+	h := &ws.h
+	if ws.asCaller && (comp == "." || comp == "..") {
+		// may_lookup: search permission on the directory for these too.
+		var stx unix.Statx_t
+		if err := statxPath(joinPath(ws.cur.Host, "."), 0, &stx); err != nil {
+			ws.hostErr = true
+			return err
+		}
+	}
+	switch comp {
+	case ".":
+		ws.parent = nil
+		return nil
+	case "..":
+		return ws.hostDotDot()
+	}
+	if len(comp) > NameMax {
+		ws.hostErr = true
+		return unix.ENAMETOOLONG
+	}
+	np := joinPath(ws.cur.Host, comp)
+	if len(np) >= unix.PathMax {
+		return unix.ENAMETOOLONG
+	}
+	if h.fixed == 1 {
+		if i := ws.v.pointIndex(np); i >= 0 {
+			return ws.enterMount(ws.v.mounts[i])
+		}
+	}
+	if done, err := ws.procStep(comp, np, last); done || err != nil {
+		return err
+	}
+	var stx unix.Statx_t
+	if err := statxPath(np, unix.AT_SYMLINK_NOFOLLOW, &stx); err != nil {
+		if err == unix.ENOENT && last {
+			ws.cur.Host = np
+			h.known = false
+			return nil
+		}
+		ws.hostErr = true
+		return err
+	}
+	if h.fixed != 1 && stx.Mode&unix.S_IFMT == unix.S_IFDIR {
+		// A path through a magic link: the mount point by identity.
+		if i := ws.v.host.pointByID(idOf(&stx)); i >= 0 {
+			return ws.enterMount(ws.v.mounts[i])
+		}
+	}
+	if ws.resolve&ResolveNoXdev != 0 && h.mntKnown && stx.Mnt_id != h.mnt {
+		ws.hostErr = true
+		return unix.EXDEV
+	}
+	if stx.Mode&unix.S_IFMT == unix.S_IFLNK && (!last || ws.follow || ws.w.TrailingSlash) {
+		return ws.hostSymlink(np, &stx, last)
+	}
+	ws.cur.Host = np
+	ws.setKnown(&stx)
+	ws.depth++
+	ws.parent = nil
+	if h.procRoot == -1 && isProcRoot(&stx) && ws.v.host.mountInfo(stx.Mnt_id, np).proc {
+		h.procRoot = len(np)
+	}
+	return nil
+}
+
+// hostDotDot is follow_dotdot on the host: the parent of a canonical
+// path is its lexical parent (a mount root's ".." is its mount point's
+// parent, which the path names); past a magic link, the kernel's.
+func (ws *walker) hostDotDot() error {
+	h := &ws.h
+	ws.parent = nil
+	if ws.scoped && ws.depth == 0 {
+		if ws.resolve&ResolveInRoot != 0 {
+			return nil
+		}
+		ws.hostErr = true
+		return unix.EXDEV
+	}
+	ws.depth--
+	p := ws.cur.Host
+	var np string
+	switch {
+	case h.fixed == 1 && p == "/":
+		// The root's ".." is the root.
+		return nil
+	case h.fixed == 1:
+		np = parentPath(p)
+	case len(p) > h.fixed:
+		np = p[:strings.LastIndexByte(p, '/')]
+	default:
+		np = p + "/.."
+		h.fixed = len(np)
+	}
+	oldMnt, oldKnown := h.mnt, h.mntKnown
+	ws.cur.Host = np
+	h.known = false
+	if h.procRoot >= 0 && len(np) < h.procRoot {
+		h.procRoot = -1
+	}
+	if h.fixed == 1 {
+		if i := ws.v.pointIndex(np); i >= 0 {
+			return ws.enterMount(ws.v.mounts[i])
+		}
+		if ws.resolve&ResolveNoXdev == 0 {
+			return nil
+		}
+	}
+	var stx unix.Statx_t
+	if err := statxPath(np, 0, &stx); err != nil {
+		ws.hostErr = true
+		return err
+	}
+	if h.fixed != 1 {
+		if i := ws.v.host.pointByID(idOf(&stx)); i >= 0 {
+			return ws.enterMount(ws.v.mounts[i])
+		}
+	}
+	if ws.resolve&ResolveNoXdev != 0 && oldKnown && stx.Mnt_id != oldMnt {
+		ws.hostErr = true
+		return unix.EXDEV
+	}
+	ws.setKnown(&stx)
+	return nil
+}
+
+// hostSymlink follows host symlink np (pick_link): the count first, then
+// fs.protected_symlinks for a trailing one, RESOLVE_NO_SYMLINKS and
+// nosymfollow mounts; the walk goes on from the target.
+func (ws *walker) hostSymlink(np string, stx *unix.Statx_t, last bool) error {
+	h := &ws.h
+	ws.hostErr = true
+	ws.links++
+	if ws.links > MaxSymlinks {
+		return unix.ELOOP
+	}
+	if last && ws.v.host.protectedSymlinks && !mayFollowLink(ws.c.UID, stx.Uid, h.mode, h.uid) {
+		return unix.EACCES
+	}
+	if ws.resolve&ResolveNoSymlinks != 0 || ws.v.host.mountInfo(stx.Mnt_id, ws.cur.Host).noSymfollow {
+		return unix.ELOOP
+	}
+	target, err := readlinkPath(np)
+	if err != nil {
+		return err
+	}
+	if target == "" {
+		return unix.ENOENT
+	}
+	if target[0] == '/' {
+		if ws.resolve&(ResolveNoXdev|ResolveInRoot) == ResolveNoXdev && stx.Mnt_id != ws.v.host.rootMnt {
+			return unix.EXDEV
+		}
+		if err := ws.jumpRoot(); err != nil {
+			return err
+		}
+	}
+	ws.hostErr = false
+	ws.rest = target + ws.rest
+	ws.name, ws.parent = "", nil
+	// What follows may hold no other link.
+	ws.slow = false
+	return nil
+}
+
+// mayFollowLink is may_follow_link's rule (fs.protected_symlinks): a
+// trailing symlink in a sticky world-writable directory is followed only
+// by its owner, or when the directory's owner owns it too.
+func mayFollowLink(fsuid, linkUID, dirMode, dirUID uint32) bool {
+	if fsuid == linkUID {
+		return true
+	}
+	if dirMode&(unix.S_ISVTX|0o002) != unix.S_ISVTX|0o002 {
+		return true
+	}
+	return dirUID == linkUID
+}
+
+// Where a directory is in a procfs.
+const (
+	procNone = iota
+	procAtRoot
+	procAtPid  // /proc/PID
+	procAtTask // /proc/PID/task
+	procAtTid  // /proc/PID/task/TID
+	procAtFD   // /proc/PID/fd, /proc/PID/task/TID/fd
+)
+
+type procPos struct {
+	kind     int
+	pid, tid int32
+}
+
+// procNum is a /proc directory name's number (name_to_int: decimal, no
+// leading zero).
+func procNum(s string) (int32, bool) {
+	if s == "" || len(s) > 10 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	n := int64(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if n > 1<<31-1 {
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// parseProcPos is where rel (a path below a procfs root, "" for the
+// root itself) is.
+func parseProcPos(rel string) procPos {
+	if rel == "" {
+		return procPos{kind: procAtRoot}
+	}
+	var c [5]string
+	n := 0
+	for rel != "" {
+		if n == len(c) || rel[0] != '/' {
+			return procPos{}
+		}
+		rel = rel[1:]
+		i := strings.IndexByte(rel, '/')
+		if i < 0 {
+			i = len(rel)
+		}
+		c[n], rel = rel[:i], rel[i:]
+		n++
+	}
+	pid, ok := procNum(c[0])
+	if !ok {
+		return procPos{}
+	}
+	switch {
+	case n == 1:
+		return procPos{procAtPid, pid, pid}
+	case n == 2 && c[1] == "fd":
+		return procPos{procAtFD, pid, pid}
+	case n == 2 && c[1] == "task":
+		return procPos{procAtTask, pid, pid}
+	}
+	if c[1] != "task" {
+		return procPos{}
+	}
+	tid, ok := procNum(c[2])
+	switch {
+	case !ok:
+		return procPos{}
+	case n == 3:
+		return procPos{procAtTid, pid, tid}
+	case n == 4 && c[3] == "fd":
+		return procPos{procAtFD, pid, tid}
+	}
+	return procPos{}
+}
+
+// procPos is where the current host directory is in a procfs.
+func (ws *walker) procPos() procPos {
+	h := &ws.h
+	if h.procRoot == -2 {
+		ws.findProcRoot()
+	}
+	if h.procRoot < 0 {
+		return procPos{}
+	}
+	return parseProcPos(ws.cur.Host[h.procRoot:])
+}
+
+// findProcRoot finds the procfs root above the current directory, if it
+// is in a procfs: the walk started there, or a magic link led there.
+func (ws *walker) findProcRoot() {
+	h := &ws.h
+	h.procRoot = -1
+	if h.fixed != 1 || !h.mntKnown || !ws.v.host.mountInfo(h.mnt, ws.cur.Host).proc {
+		return
+	}
+	for p := ws.cur.Host; ; p = parentPath(p) {
+		var stx unix.Statx_t
+		if statxPath(p, 0, &stx) != nil || stx.Mnt_id != h.mnt {
+			return
+		}
+		if isProcRoot(&stx) {
+			if p == "/" {
+				h.procRoot = 0
+			} else {
+				h.procRoot = len(p)
+			}
+			return
+		}
+		if p == "/" {
+			return
+		}
+	}
+}
+
+// own reports whether /proc/id is a directory of the caller's own
+// process, whose entries the sentry knows without asking the host (the
+// kernel lets a process into its own directories, whatever it could do
+// to others: ptrace_may_access's same-thread-group rule).
+func (ws *walker) own(id int32) bool {
+	tg, ok := ws.caller.Guest(id)
+	return ok && tg == ws.caller.TGID()
+}
+
+// knownDir steps into np, a directory of the caller's own /proc/PID the
+// sentry knows exists.
+func (ws *walker) knownDir(np string) {
+	ws.cur.Host = np
+	h := &ws.h
+	h.known, h.isDir = true, true
+	h.mode, h.uid = unix.S_IFDIR|0o555, 0
+	ws.depth++
+	ws.parent = nil
+}
+
+// procStep walks comp in a procfs directory where the sentry knows the
+// answer (a guest's own /proc/PID, /proc/self) or must give its own (a
+// guest's magic links): done when it did.
+func (ws *walker) procStep(comp, np string, last bool) (bool, error) {
+	pos := ws.procPos()
+	switch pos.kind {
+	case procAtRoot:
+		switch comp {
+		case "self", "thread-self":
+			if last && !ws.follow && !ws.w.TrailingSlash {
+				// The link itself: the host's.
+				return false, nil
+			}
+			target := strconv.Itoa(int(ws.caller.TGID()))
+			if comp == "thread-self" {
+				target += "/task/" + strconv.Itoa(int(ws.caller.TID()))
+			}
+			return true, ws.procSelf(target)
+		}
+		if n, ok := procNum(comp); ok && ws.own(n) {
+			ws.knownDir(np)
+			return true, nil
+		}
+	case procAtPid, procAtTid:
+		switch comp {
+		case "task":
+			if pos.kind == procAtPid && ws.own(pos.pid) {
+				ws.knownDir(np)
+				return true, nil
+			}
+		case "fd":
+			if ws.own(pos.pid) {
+				ws.knownDir(np)
+				return true, nil
+			}
+		case "cwd", "root", "exe":
+			return true, ws.magic(pos, comp, 0, np, last)
+		}
+	case procAtTask:
+		if n, ok := procNum(comp); ok && ws.own(pos.pid) && ws.own(n) {
+			ws.knownDir(np)
+			return true, nil
+		}
+	case procAtFD:
+		if n, ok := procNum(comp); ok {
+			return true, ws.magic(pos, "fd", n, np, last)
+		}
+	}
+	return false, nil
+}
+
+// procSelf follows /proc/self or /proc/thread-self, symlinks whose target
+// is the caller's (proc_self_get_link): relative to the procfs root.
+func (ws *walker) procSelf(target string) error {
+	ws.hostErr = true
+	ws.links++
+	if ws.links > MaxSymlinks {
+		return unix.ELOOP
+	}
+	if ws.resolve&ResolveNoSymlinks != 0 || ws.v.host.mountInfo(ws.h.mnt, ws.cur.Host).noSymfollow {
+		return unix.ELOOP
+	}
+	ws.hostErr = false
+	ws.rest = target + ws.rest
+	ws.name, ws.parent = "", nil
+	return nil
+}
+
+// magic resolves a magic link of /proc (proc_cwd_link, proc_root_link,
+// proc_exe_link, proc_fd_link) at np: for a guest, to what the sentry
+// knows (its virtual descriptors and working directory are the sentry's
+// files, its root is "/"); for anything else, to the kernel's target. As
+// the kernel, only the caller's own process is open to it whatever its
+// credentials; another's magic links are checked as the caller
+// (ptrace_may_access, by the host when the caller's walk reads them).
+func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool) error {
+	h := &ws.h
+	var target Location
+	own := false
+	if tg, ok := ws.caller.Guest(pos.tid); ok {
+		own = tg == ws.caller.TGID()
+		target = ws.caller.ProcLink(pos.tid, name, fd)
+	}
+	if !own || target == (Location{}) {
+		// The link must exist as the host says (a descriptor the
+		// sentry does not hold, another process's).
+		var stx unix.Statx_t
+		if err := statxPath(np, unix.AT_SYMLINK_NOFOLLOW, &stx); err != nil {
+			if err == unix.ENOENT && last {
+				ws.cur.Host, h.known = np, false
+				return nil
+			}
+			ws.hostErr = true
+			return err
+		}
+	}
+	if last && !ws.follow && !ws.w.TrailingSlash {
+		// The link itself, which the host serves (lstat, unlink); Link
+		// is where it points when that is the sentry's.
+		ws.cur.Host, h.known = np, false
+		if target.Mount != nil {
+			if !own {
+				// Reading another process's link is checked as the
+				// caller: the walk is made again as the caller.
+				ws.diverged = true
+				if err := ws.mayReadLink(np); err != nil {
+					return err
+				}
+			}
+			ws.w.Link = target
+		}
+		return nil
+	}
+	ws.hostErr = true
+	ws.links++
+	switch {
+	case ws.links > MaxSymlinks:
+		return unix.ELOOP
+	case ws.resolve&(ResolveNoSymlinks|ResolveNoMagiclinks) != 0:
+		return unix.ELOOP
+	case ws.v.host.mountInfo(h.mnt, ws.cur.Host).noSymfollow:
+		return unix.ELOOP
+	case ws.scoped:
+		// nd_jump_link: not for scoped lookups.
+		return unix.EXDEV
+	}
+	if target == (Location{}) {
+		return ws.kernelJump(np)
+	}
+	if !own {
+		if err := ws.mayReadLink(np); err != nil {
+			return err
+		}
+	}
+	if ws.resolve&ResolveNoXdev != 0 {
+		// Out of /proc, into another mount.
+		return unix.EXDEV
+	}
+	ws.hostErr = false
+	ws.setCur(target)
+	if target.Mount != nil {
+		ws.diverged = true
+	}
+	ws.name, ws.parent = "", nil
+	return nil
+}
+
+// mayReadLink checks, on the walk made as the caller, that the caller
+// may follow another process's magic link np (the kernel checks
+// ptrace_may_access when reading one and when following one).
+func (ws *walker) mayReadLink(np string) error {
+	if !ws.asCaller {
+		return nil
+	}
+	var buf [unix.PathMax]byte
+	if _, err := unix.Readlink(np, buf[:]); err != nil {
+		ws.hostErr = true
+		return hostErrno(err)
+	}
+	return nil
+}
+
+// kernelJump follows magic link np to the kernel's target (nd_jump_link):
+// no mount on the target is entered, as the kernel enters none. The walk
+// names the target by the kernel's path for it when that leads back to
+// it, else by the link.
+func (ws *walker) kernelJump(np string) error {
+	h := &ws.h
+	var stx unix.Statx_t
+	if err := statxPath(np, 0, &stx); err != nil {
+		return err
+	}
+	if ws.resolve&ResolveNoXdev != 0 && h.mntKnown && stx.Mnt_id != h.mnt {
+		return unix.EXDEV
+	}
+	ws.hostErr = false
+	name, fixed := np, len(np)
+	if t, err := readlinkPath(np); err == nil && len(t) > 0 && t[0] == '/' {
+		var s2 unix.Statx_t
+		if statxPath(t, unix.AT_SYMLINK_NOFOLLOW, &s2) == nil && idOf(&s2) == idOf(&stx) {
+			name, fixed = t, 1
+		}
+	}
+	ws.cur = Location{Host: name}
+	ws.h = hostState{fixed: fixed, procRoot: -2}
+	ws.setKnown(&stx)
+	ws.slow = false
+	ws.name, ws.parent = "", nil
+	return nil
+}
