@@ -167,3 +167,17 @@ func benchmarkFstatatEmpty(b *testing.B, shortcut bool) {
 
 func BenchmarkFstatatEmptyShortcut(b *testing.B) { benchmarkFstatatEmpty(b, true) }
 func BenchmarkFstatatEmptyLookup(b *testing.B)   { benchmarkFstatatEmpty(b, false) }
+
+// BenchmarkStatHostPath is newfstatat of a host path: the walk proves the
+// kernel's resolution meets no link, and the call passes through.
+func BenchmarkStatHostPath(b *testing.B) {
+	h := newHarness(b, sentry.Options{})
+	path := cstr("/usr/include/stdio.h")
+	var st unix.Stat_t
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := h.call(unix.SYS_NEWFSTATAT, atFDCWD, addr(path), uintptr(unsafe.Pointer(&st)), 0); r.Action != platform.Passthrough {
+			b.Fatalf("newfstatat: %+v", r)
+		}
+	}
+}

@@ -44,7 +44,14 @@ var benchWorkloads = []struct{ name, what string }{
 	{"read4k", "pread 4096 bytes at offset 0"},
 	{"write4k", "pwrite 4096 bytes at offset 0"},
 	{"getppid", "getppid (never trapped)"},
+	{"hoststat", "newfstatat(AT_FDCWD, " + benchHostFile + ", 0): a host path"},
+	{"hostopen1", "open+close of " + benchHostFile + ": a host path"},
+	{"hostlinkstat", "newfstatat of a host symlink in /dev/shm to " + benchHostFile},
 }
+
+// benchHostFile is the host file the host-path workloads name: the C
+// compiler that builds them has it.
+const benchHostFile = "/usr/include/stdio.h"
 
 // benchCounters are the per-path counters the report shows for the sandbox
 // modes: the two paths the kernel patches change, and what each replaces.

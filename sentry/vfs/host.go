@@ -286,29 +286,24 @@ const maxFastComps = 64
 // span is a component of the rest of a path: rest[i:j].
 type span struct{ i, j int32 }
 
-// lexPath is a host path as hostFast holds it without building it: base
+// A host path as hostFast holds it, without building it: base
 // (absolute, clean), then each span of rest as one more component.
-type lexPath struct {
-	base  string
-	rest  string
-	comps []span
-}
 
-// match reports whether l is p (eq) or a directory above it (above).
-func (l *lexPath) match(p string) (eq, above bool) {
-	b := l.base
-	if b == "/" {
-		if len(l.comps) == 0 {
+// lexMatch reports whether the path is p (eq) or a directory above it
+// (above).
+func lexMatch(base, rest string, comps []span, p string) (eq, above bool) {
+	if base == "/" {
+		if len(comps) == 0 {
 			return p == "/", len(p) > 1 && p[0] == '/'
 		}
-		b = ""
+		base = ""
 	}
-	if len(p) < len(b) || p[:len(b)] != b {
+	if len(p) < len(base) || p[:len(base)] != base {
 		return false, false
 	}
-	p = p[len(b):]
-	for _, c := range l.comps {
-		comp := l.rest[c.i:c.j]
+	p = p[len(base):]
+	for _, c := range comps {
+		comp := rest[c.i:c.j]
 		if len(p) < 1+len(comp) || p[0] != '/' || p[1:1+len(comp)] != comp {
 			return false, false
 		}
@@ -317,33 +312,33 @@ func (l *lexPath) match(p string) (eq, above bool) {
 	return p == "", len(p) > 0 && p[0] == '/'
 }
 
-func (l *lexPath) String() string {
-	if len(l.comps) == 0 {
-		return l.base
+// joinLex builds the path.
+func joinLex(base, rest string, comps []span) string {
+	if len(comps) == 0 {
+		return base
 	}
 	var b strings.Builder
-	if l.base != "/" {
-		b.WriteString(l.base)
+	if base != "/" {
+		b.WriteString(base)
 	}
-	for _, c := range l.comps {
+	for _, c := range comps {
 		b.WriteByte('/')
-		b.WriteString(l.rest[c.i:c.j])
+		b.WriteString(rest[c.i:c.j])
 	}
 	return b.String()
 }
 
-// lexMount is the index of the mount whose mount point l is (or -1), and
-// whether l is a directory above a mount point: the way there is known
-// to hold no symlink (hostMounts found the mount point's canonical path),
-// or does not exist on the host at all.
-func (v *VirtualFilesystem) lexMount(l *lexPath) (int, bool) {
+// lexMount is the index of the mount whose mount point the path is (or
+// -1), and whether it is a directory above a mount point: the way there
+// is known to hold no symlink (hostMounts found the mount point's
+// canonical path), or does not exist on the host at all.
+func (v *VirtualFilesystem) lexMount(base, rest string, comps []span) (int, bool) {
 	onWay := false
 	for i, m := range v.mounts {
-		pt := &v.host.points[i]
-		if eq, _ := l.match(m.Point); eq {
+		if eq, _ := lexMatch(base, rest, comps, m.Point); eq {
 			return i, true
 		}
-		eq, above := l.match(pt.path)
+		eq, above := lexMatch(base, rest, comps, v.host.points[i].path)
 		if eq {
 			return i, true
 		}
@@ -372,8 +367,7 @@ func (ws *walker) hostFast() (bool, error) {
 		dirfd = ws.cur.Dir.fd
 	}
 	var stack [maxFastComps]span
-	l := lexPath{base: ws.cur.Host, rest: ws.rest, comps: stack[:0]}
-	rest := ws.rest
+	base, rest, comps := ws.cur.Host, ws.rest, stack[:0]
 	needCheck := false
 	last := ""
 	for i := 0; i < len(rest); {
@@ -391,21 +385,22 @@ func (ws *walker) hostFast() (bool, error) {
 		case ".":
 		case "..":
 			switch {
-			case len(l.comps) > 0:
-				l.comps = l.comps[:len(l.comps)-1]
+			case len(comps) > 0:
+				comps = comps[:len(comps)-1]
 			case dirfd != unix.AT_FDCWD:
 				// Above a directory known by its descriptor, whose
 				// path may have changed since it was read.
 				return false, nil
 			default:
-				l.base = parentPath(l.base)
+				base = parentPath(base)
 			}
 		default:
-			if len(l.comps) == maxFastComps {
+			if len(comps) == maxFastComps {
 				return false, nil
 			}
-			l.comps = append(l.comps, span{int32(i), int32(j)})
-			m, onWay := ws.v.lexMount(&l)
+			comps = comps[:len(comps)+1]
+			comps[len(comps)-1] = span{int32(i), int32(j)}
+			m, onWay := ws.v.lexMount(base, rest, comps)
 			if m >= 0 {
 				if needCheck {
 					// The way to the mount point's parent must hold no
@@ -441,7 +436,10 @@ func (ws *walker) hostFast() (bool, error) {
 	}
 	// Any other outcome (found, or a failure the kernel reports alike)
 	// is the lexical path's.
-	end := l.String()
+	end := ws.path
+	if eq, _ := lexMatch(base, rest, comps, end); !eq {
+		end = joinLex(base, rest, comps)
+	}
 	if pid, ok := ws.v.host.procPid(end); ok {
 		if _, guest := ws.caller.Guest(pid); guest {
 			// In a guest's /proc/PID: its magic links, followed or

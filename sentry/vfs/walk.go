@@ -134,13 +134,19 @@ func (v *VirtualFilesystem) Resolve(caller Caller, c *Credentials, start Locatio
 	ws := walker{v: v, caller: caller, c: c, start: start, path: path, follow: follow, resolve: resolve}
 	w, err := ws.run()
 	if ws.recheck && ws.diverged && !caller.Privileged() {
-		again := walker{v: v, caller: caller, c: c, start: start, path: path, follow: follow, resolve: resolve, asCaller: true}
-		if cerr := caller.AsCaller(func() error {
-			w, err = again.run()
-			return nil
-		}); cerr != nil {
-			return Walk{}, cerr
-		}
+		return runAsCaller(walker{v: v, caller: caller, c: c, start: start, path: path, follow: follow, resolve: resolve, asCaller: true})
+	}
+	return w, err
+}
+
+// runAsCaller is ws.run with the caller's credentials in force (apart, so
+// that the common walk allocates no closure).
+func runAsCaller(ws walker) (w Walk, err error) {
+	if cerr := ws.caller.AsCaller(func() error {
+		w, err = ws.run()
+		return nil
+	}); cerr != nil {
+		return Walk{}, cerr
 	}
 	return w, err
 }

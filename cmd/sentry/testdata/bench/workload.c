@@ -26,6 +26,9 @@
 #include <unistd.h>
 
 #define FILE_SIZE 4096
+// HOST_FILE is the host file of the host-path workloads (what the sandbox
+// passes through, after resolving the path as the kernel would).
+#define HOST_FILE "/usr/include/stdio.h"
 // The clock is read once per BATCH iterations: clock_gettime is cheap (vDSO)
 // but not free next to an untrapped getppid, and a batch overshoots the
 // deadline by microseconds at worst.
@@ -114,10 +117,16 @@ static void task(const char *dir, int n, void (*wait_start)(void), long long dur
 	static char buf[FILE_SIZE];
 	ssize_t r;
 
+	char link[256] = "";
 	if (!strcmp(workload, "open1")) {
 		if (close(fd))
 			die("close");
 		fd = -1;
+	} else if (!strcmp(workload, "hostlinkstat")) {
+		snprintf(link, sizeof link, "/dev/shm/sentry-bench-link-%d-%d", (int)getpid(), n);
+		unlink(link);
+		if (symlink(HOST_FILE, link))
+			die("symlink %s", link);
 	}
 	wait_start();
 	if (!strcmp(workload, "open1")) {
@@ -170,7 +179,26 @@ static void task(const char *dir, int n, void (*wait_start)(void), long long dur
 			if (syscall(SYS_getppid) < 0)
 				die("getppid");
 		});
+	} else if (!strcmp(workload, "hoststat") || !strcmp(workload, "hostlinkstat")) {
+		const char *p = link[0] ? link : HOST_FILE;
+		LOOP({
+			if (syscall(SYS_newfstatat, AT_FDCWD, p, &st, 0))
+				die("newfstatat %s", p);
+		});
+		errno = 0;
+		if (!S_ISREG(st.st_mode))
+			die("stat %s: mode %o, want a regular file", p, st.st_mode);
+	} else if (!strcmp(workload, "hostopen1")) {
+		LOOP({
+			int f = open(HOST_FILE, O_RDONLY);
+			if (f < 0)
+				die("open %s", HOST_FILE);
+			if (close(f))
+				die("close");
+		});
 	}
+	if (link[0] && unlink(link))
+		die("unlink %s", link);
 	if (fd >= 0 && close(fd))
 		die("close");
 	if (unlink(path))
@@ -179,6 +207,7 @@ static void task(const char *dir, int n, void (*wait_start)(void), long long dur
 
 static const char *const workloads[] = {
 	"open1", "fstat", "fstatat_empty", "stat", "read4k", "write4k", "getppid",
+	"hoststat", "hostopen1", "hostlinkstat",
 };
 
 static void no_wait(void) {}
