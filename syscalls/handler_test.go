@@ -181,3 +181,17 @@ func BenchmarkStatHostPath(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStatTmpfsPath is newfstatat of a path in the sentry's mount.
+func BenchmarkStatTmpfsPath(b *testing.B) {
+	h := newHarness(b, sentry.Options{})
+	path := cstr(mountPoint + "/f")
+	h.open(b, path, unix.O_CREAT|unix.O_RDWR, 100)
+	var st unix.Stat_t
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := h.call(unix.SYS_NEWFSTATAT, atFDCWD, addr(path), uintptr(unsafe.Pointer(&st)), 0); r.Ret != 0 {
+			b.Fatalf("newfstatat: %+v", r)
+		}
+	}
+}

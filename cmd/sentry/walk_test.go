@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Host paths that lead into the sandbox's tmpfs by way of symlinks and
@@ -74,7 +76,7 @@ func runWalkCase(t *testing.T, c walkCase, nobody bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.Chmod(d, 0o1777)
+		unix.Chmod(d, 0o1777)
 		t.Cleanup(func() { os.RemoveAll(d) })
 		return d
 	}
@@ -158,5 +160,25 @@ exec "$2" run -- sh -c 'echo b > "$1/sentry-walk-bind-$2"; ls /tmp/sentry-walk-b
 	}
 	if b, err := os.ReadFile(host); err != nil || string(b) != "b\n" {
 		t.Fatalf("the host's /tmp through the bind mount: %q, %v", b, err)
+	}
+}
+
+// TestWalkProtectedSymlinks: with fs.protected_symlinks, a trailing
+// symlink in a sticky world-writable directory (/tmp) is followed only by
+// its owner or when the directory's owner owns it (may_follow_link), on
+// the tmpfs as on /dev/shm, for root too.
+func TestWalkProtectedSymlinks(t *testing.T) {
+	if b, err := os.ReadFile("/proc/sys/fs/protected_symlinks"); err != nil || string(b) != "1\n" {
+		t.Skip("fs.protected_symlinks is off")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv not installed (needs util-linux)")
+	}
+	out := sameOnBothTmpfs(t, `cd "$1" && chmod 1777 . && echo data > f && mkdir d && echo in > d/g
+ln -s f rootl && ln -s f other && chown -h 1234 other && ln -s d otherd && chown -h 1234 otherd
+cat rootl; cat other; echo other=$?; cat otherd/g; cat otherd/ 2>&1 | head -c 0; echo dirslash=$?
+setpriv --reuid 65534 --regid 65534 --clear-groups -- sh -c 'cat rootl; cat other; echo other=$?; ln -s f mine; cat mine' 2>&1`)
+	if !strings.Contains(out, "other=1") || !strings.Contains(out, "in\n") {
+		t.Fatalf("output: %q", out)
 	}
 }

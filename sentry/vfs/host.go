@@ -485,13 +485,13 @@ func (ws *walker) setKnown(stx *unix.Statx_t) {
 func (ws *walker) refreshDir() {
 	d := ws.cur.Dir
 	ws.cur.Dir = nil
+	self := "/proc/self/fd/" + strconv.Itoa(d.fd)
+	ws.cur.Host = self
+	ws.h = hostState{fixed: len(self), procRoot: -2}
 	var stx unix.Statx_t
 	if err := unix.Statx(d.fd, "", unix.AT_EMPTY_PATH, statxMask, &stx); err != nil {
 		return
 	}
-	self := "/proc/self/fd/" + strconv.Itoa(d.fd)
-	ws.cur.Host = self
-	ws.h = hostState{fixed: len(self), procRoot: -2}
 	if t, err := readlinkPath(self); err == nil && len(t) > 0 && t[0] == '/' {
 		var s2 unix.Statx_t
 		if statxPath(t, 0, &s2) == nil && idOf(&s2) == idOf(&stx) {

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"runtime"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -187,6 +188,8 @@ type walker struct {
 
 func (ws *walker) run() (Walk, error) {
 	err := ws.walk()
+	// The start's descriptor is in use until here (hostFast, refreshDir).
+	runtime.KeepAlive(ws.start.Dir)
 	w := ws.w
 	w.Entered = ws.diverged
 	if err != nil {
@@ -362,11 +365,16 @@ func (ws *walker) sentryStep(comp string, last bool) error {
 		return err
 	}
 	if child.Inode().Mode()&unix.S_IFMT == unix.S_IFLNK && (!last || ws.follow || ws.w.TrailingSlash) {
-		if ws.resolve&ResolveNoSymlinks != 0 {
-			return unix.ELOOP
-		}
+		// pick_link's order: the count, the trailing link's
+		// protection, RESOLVE_NO_SYMLINKS.
 		ws.links++
 		if ws.links > MaxSymlinks {
+			return unix.ELOOP
+		}
+		if last && ws.v.host.protectedSymlinks && !ws.maySentryLink(ino, child.Inode()) {
+			return unix.EACCES
+		}
+		if ws.resolve&ResolveNoSymlinks != 0 {
 			return unix.ELOOP
 		}
 		target, err := child.Inode().Readlink()
@@ -394,6 +402,17 @@ func (ws *walker) sentryStep(comp string, last bool) error {
 	ws.cur.Dentry = child
 	ws.depth++
 	return nil
+}
+
+// maySentryLink is may_follow_link for a trailing symlink link of the
+// sentry's in directory dir (fs.protected_symlinks, as the host has it:
+// /tmp is sticky and world-writable, so another user's symlink there is
+// not followed).
+func (ws *walker) maySentryLink(dir, link Inode) bool {
+	var d, l unix.Stat_t
+	dir.Stat(&d)
+	link.Stat(&l)
+	return mayFollowLink(ws.c.UID, l.Uid, d.Mode, d.Uid)
 }
 
 func isLast(rest string) bool {

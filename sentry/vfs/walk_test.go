@@ -362,28 +362,32 @@ func TestWalkAsCaller(t *testing.T) {
 	}
 }
 
-// TestWalkProtectedSymlinks: fs.protected_symlinks stops a trailing
-// symlink in a sticky world-writable directory that neither the follower
-// nor the directory's owner owns (may_follow_link).
+// TestWalkProtectedSymlinks: with fs.protected_symlinks (forced on: the
+// test host may have it off), a trailing symlink in a sticky
+// world-writable directory that neither the follower nor the directory's
+// owner owns is not followed (may_follow_link), on the host and in the
+// sentry's tmpfs alike.
 func TestWalkProtectedSymlinks(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
-	if b, err := os.ReadFile("/proc/sys/fs/protected_symlinks"); err != nil || string(b) != "1\n" {
-		t.Skip("fs.protected_symlinks is off")
-	}
 	wt := newWalkTree(t)
+	wt.v.SetProtectedSymlinks(true)
 	h := wt.h
 	if err := os.Mkdir(h+"/sticky", 0o777); err != nil {
 		t.Fatal(err)
 	}
-	os.Chmod(h+"/sticky", 0o1777)
+	unix.Chmod(h+"/sticky", 0o1777)
 	if err := os.Symlink(h+"/mnt/sub", h+"/sticky/pl"); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Lchown(h+"/sticky/pl", 1234, 1234); err != nil {
 		t.Fatal(err)
 	}
+	other := &vfs.Credentials{UID: 1234, GID: 1234}
+	tmp := must(wt.root.Mkdir("tmp", 0o1777, &vfs.Credentials{}))
+	must(tmp.Symlink("sl", "../sub", other))
+	must(tmp.Symlink("rl", "../sub", &vfs.Credentials{}))
 	root := vfs.Location{Host: "/"}
 	for _, tc := range []struct {
 		uid    uint32
@@ -392,9 +396,15 @@ func TestWalkProtectedSymlinks(t *testing.T) {
 		want   string
 	}{
 		{0, h + "/sticky/pl", true, "EACCES (host)"},
+		{0, h + "/sticky/pl/", false, "EACCES (host)"},
 		{0, h + "/sticky/pl/g", false, "sentry:/sub/g"},
 		{0, h + "/sticky/pl", false, "host:" + h + "/sticky/pl"},
 		{1234, h + "/sticky/pl", true, "sentry:/sub"},
+		{0, h + "/mnt/tmp/sl", true, "EACCES"},
+		{0, h + "/mnt/tmp/sl/g", true, "sentry:/sub/g"},
+		{0, h + "/mnt/tmp/sl", false, "sentry:/tmp/sl"},
+		{1234, h + "/mnt/tmp/sl", true, "sentry:/sub"},
+		{1234, h + "/mnt/tmp/rl", true, "sentry:/sub"},
 	} {
 		w, err := wt.v.Resolve(&fakeCaller{}, &vfs.Credentials{UID: tc.uid}, root, tc.path, tc.follow, 0)
 		if got := wt.describe(w, err); got != tc.want {
