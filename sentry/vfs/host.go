@@ -348,9 +348,9 @@ func (v *VirtualFilesystem) lexMount(base, rest string, comps []span) (int, bool
 }
 
 // hostFast resolves as much of the rest of the path on the host as it can
-// with string operations, after one host lookup (openat2 under
-// RESOLVE_NO_SYMLINKS) that shows the kernel's walk of it meets no
-// symlink: without one, the kernel's resolution of a path from a
+// with string operations, after one host lookup (openat2 of O_PATH under
+// RESOLVE_NO_SYMLINKS, one system call for anything but a directory) that
+// shows the kernel's walk of it meets no symlink: without one, the kernel's resolution of a path from a
 // directory named canonically is the lexical one, "..", mounts and all.
 // A mount point is entered when the lexical path is the mount point's
 // canonical path (the kernel crosses into what is mounted on that
@@ -423,9 +423,12 @@ func (ws *walker) hostFast() (bool, error) {
 		}
 		i = j
 	}
-	var flags uint64
+	// O_DIRECTORY: the walk of a path to anything but a directory then
+	// ends in ENOTDIR, after every link on the way would have stopped it
+	// (ELOOP), and leaves no descriptor to close.
+	flags := uint64(unix.O_DIRECTORY)
 	if !ws.follow && !ws.w.TrailingSlash {
-		flags = unix.O_NOFOLLOW
+		flags |= unix.O_NOFOLLOW
 	}
 	e, ours := ws.check(dirfd, rest, flags)
 	switch {
