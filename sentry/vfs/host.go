@@ -152,8 +152,10 @@ type hostConfig struct {
 	// /proc is not one), for the fast path's check of guest magic links.
 	procPath string
 	// rootMnt is the mount id of "/", for RESOLVE_NO_XDEV's absolute
-	// symlinks (nd_jump_root).
+	// symlinks (nd_jump_root); root is what a lookup of "/" finds, so
+	// that a walk from the root need not look it up again.
 	rootMnt  uint64
+	root     hostState
 	mntCache sync.Map // uint64 -> mountInfo
 }
 
@@ -180,9 +182,12 @@ func newHostConfig(mounts []*Mount) *hostConfig {
 		h.protectedSymlinks = strings.TrimSpace(string(b)) != "0"
 	}
 	var stx unix.Statx_t
+	h.root = hostState{fixed: 1, procRoot: -1}
 	if unix.Statx(unix.AT_FDCWD, "/", 0, statxMask, &stx) == nil {
 		h.uniqueMntID = stx.Mask&unix.STATX_MNT_ID_UNIQUE != 0
 		h.rootMnt = stx.Mnt_id
+		h.root = hostState{fixed: 1, procRoot: -1, known: true, isDir: true,
+			mode: uint32(stx.Mode), uid: stx.Uid, mnt: stx.Mnt_id, mntKnown: true}
 	}
 	var st unix.Statfs_t
 	if unix.Statfs("/proc", &st) == nil && st.Type == unix.PROC_SUPER_MAGIC {

@@ -277,7 +277,7 @@ func (ws *walker) setCur(l Location) {
 	if l.IsHost() {
 		ws.h = hostState{fixed: 1, procRoot: -2}
 		if l.Host == "/" {
-			ws.h.procRoot = -1
+			ws.h = ws.v.host.root
 		}
 		ws.slow = false
 	}

@@ -168,6 +168,18 @@ func FuzzWalk(f *testing.F) {
 		{"dangling", start(3) | follow | vfs.ResolveNoSymlinks},
 		{"", start(3)},
 		{"//", start(2)},
+		// Host links and magic links into the mounts and out of them.
+		{"/proc/self/root/m1/d/f", follow},
+		{"/proc/thread-self/root/srv/m2/h/../../../m1/rel", follow},
+		{"/proc/self/cwd/m1/up/proc/self/root/m1/f", follow},
+		{"/proc/self/fd/0/x", 0},
+		{"/dev/fd/0", follow},
+		{"/dev/stdin", 0},
+		{"proc/self/root/m1/f", start(0) | vfs.ResolveBeneath | follow},
+		{"proc/self/root/m1/f", start(0) | vfs.ResolveNoMagiclinks | follow},
+		{"/proc/self/root/m1/f", vfs.ResolveNoXdev | follow},
+		{"/proc/mounts", follow},
+		{"/bin/../m1/d", 0},
 	} {
 		f.Add([]byte(s.p), s.sel)
 	}
