@@ -216,7 +216,7 @@ func (ws *walker) walk() error {
 	}
 	ws.w.TrailingSlash = p[len(p)-1] == '/'
 	ws.scoped = ws.resolve&(ResolveBeneath|ResolveInRoot) != 0
-	if !ws.start.IsHost() {
+	if !ws.start.IsHost() && p[0] != '/' {
 		// The kernel would resolve the path from the placeholder: any
 		// host result is the sentry's to name.
 		ws.diverged = true
