@@ -183,17 +183,7 @@ func (t *FDTable) DecUsers() {
 		return
 	}
 	for _, f := range t.RemoveIf(func(int32, bool) bool { return true }) {
-		t.ReleaseRecordLocks(f)
 		f.DecRef()
-	}
-}
-
-// ReleaseRecordLocks drops the POSIX record locks this table's process
-// holds on f's file: any close of any descriptor of a file does that
-// (locks_remove_posix from filp_flush).
-func (t *FDTable) ReleaseRecordLocks(f *vfs.FileDescription) {
-	if f.Mount != nil && f.Mount.Records != nil {
-		f.Mount.Records.ReleaseOwner(f.Inode, t)
 	}
 }
 

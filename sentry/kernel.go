@@ -312,7 +312,7 @@ func (k *Kernel) completeInstall(tid int32, id uint64) platform.Result {
 	t.installs = t.installs[:n-1]
 	t.notifID = id
 	t.notify = true
-	res := t.installNow(in.file, in.hostFD, in.cloexec, in.undo)
+	res := t.installNow(in.file, in.cloexec, in.undo)
 	t.notify = false
 	in.file.DecRef()
 	if k.Opts.Strace != nil {

@@ -113,7 +113,7 @@ func parseSize(v string) (int64, error) {
 // newMounts makes a tmpfs for each spec, each with a st_dev no host mount
 // uses (an anonymous device 0:N, as Linux gives tmpfs), so the guest can
 // tell it apart from the host's file systems.
-func newMounts(specs []mountSpec, shadowDir string) []*vfs.Mount {
+func newMounts(specs []mountSpec) ([]*vfs.Mount, error) {
 	used := hostDevices()
 	minor := uint32(100)
 	// Linux's tmpfs defaults: half of RAM for size and half of RAM's pages
@@ -136,15 +136,18 @@ func newMounts(specs []mountSpec, shadowDir string) []*vfs.Mount {
 		if s.size == 0 {
 			s.size, inodes = defaultSize, defaultInodes
 		}
-		fs := tmpfs.New(tmpfs.Options{
+		fs, err := tmpfs.New(tmpfs.Options{
 			Dev:       dev,
 			SizeLimit: s.size,
 			MaxInodes: inodes,
 			RootMode:  s.mode,
 			RootUID:   uint32(os.Getuid()),
 			RootGID:   uint32(os.Getgid()),
-			ShadowDir: shadowDir,
 		})
+		if err != nil {
+			releaseMounts(out)
+			return nil, fmt.Errorf("--tmpfs %s: %w", s.point, err)
+		}
 		opts := "rw,nosuid,nodev,relatime"
 		src := "tmpfs"
 		super := "rw,size=" + strconv.FormatInt(s.size/1024, 10) + "k,mode=" + strconv.FormatUint(uint64(s.mode), 8)
@@ -152,42 +155,30 @@ func newMounts(specs []mountSpec, shadowDir string) []*vfs.Mount {
 			super = "rw,size=" + strconv.FormatInt(s.size/1024, 10) + "k,nr_inodes=" + strconv.FormatInt(inodes, 10) +
 				",mode=" + strconv.FormatUint(uint64(s.mode), 8)
 		}
-		out = append(out, &vfs.Mount{Point: s.point, Root: fs.Root(), ID: uint64(1<<20 + i), FS: fs, Flocks: vfs.NewFlockTable(), Records: vfs.NewRecordLocks(),
+		out = append(out, &vfs.Mount{Point: s.point, Root: fs.Root(), ID: uint64(1<<20 + i), FS: fs,
 			Source: src, Options: opts, SuperOptions: super})
 	}
-	return out
+	return out, nil
 }
 
-// newShadowDir makes the private host directory for the tmpfs mounts'
-// shadow files (after removing those of sentries that were killed) (fs/tmpfs/shadow.go), through which guests map tmpfs
-// files: on a host tmpfs if one allows exec mappings (shared libraries in
-// /tmp are mapped PROT_EXEC) and lets every user search it, else in the
-// temporary directory. Searchable by all, listable by none (0711). ""
-// when no candidate works: guests' mappings of tmpfs files are then
-// snapshots, as without shadows.
-func newShadowDir() string {
+// releaseMounts frees the mounts' host stores once the guest is gone.
+func releaseMounts(ms []*vfs.Mount) {
+	for _, m := range ms {
+		if m != nil {
+			m.FS.Release()
+		}
+	}
+}
+
+// sweepStores removes the private directories of sentries that were
+// killed: fallback stores (fs/tmpfs/storage.go), and the shadow and
+// special-file directories of earlier versions.
+func sweepStores() {
 	for _, base := range []string{"/dev/shm", os.TempDir()} {
+		sentry.SweepPrivateDirs(base, "store")
 		sentry.SweepPrivateDirs(base, "shadow")
 	}
 	sentry.SweepPrivateDirs(os.TempDir(), "special")
-	for _, base := range []string{"/dev/shm", os.TempDir()} {
-		var fs unix.Statfs_t
-		var st unix.Stat_t
-		if unix.Statfs(base, &fs) != nil || fs.Flags&unix.ST_NOEXEC != 0 ||
-			unix.Stat(base, &st) != nil || st.Mode&0o001 == 0 {
-			continue
-		}
-		dir, err := os.MkdirTemp(base, sentry.PrivateDirPrefix("shadow"))
-		if err != nil {
-			continue
-		}
-		if os.Chmod(dir, 0o711) != nil {
-			os.Remove(dir)
-			continue
-		}
-		return dir
-	}
-	return ""
 }
 
 // hostDevices are the st_dev numbers of the host's mounts.
@@ -217,7 +208,10 @@ func hostDevices() map[uint64]bool {
 
 // newScratchMount is an unmounted tmpfs the sentry keeps files of its own
 // in (the contents of /proc files it serves).
-func newScratchMount() *vfs.Mount {
-	fs := tmpfs.New(tmpfs.Options{RootMode: 0700})
-	return &vfs.Mount{Point: "", Root: fs.Root(), ID: 1<<20 - 1, FS: fs}
+func newScratchMount() (*vfs.Mount, error) {
+	fs, err := tmpfs.New(tmpfs.Options{RootMode: 0700})
+	if err != nil {
+		return nil, fmt.Errorf("scratch tmpfs: %w", err)
+	}
+	return &vfs.Mount{Point: "", Root: fs.Root(), ID: 1<<20 - 1, FS: fs}, nil
 }

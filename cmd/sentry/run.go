@@ -107,15 +107,24 @@ func run(f *runFlags, argv []string) int {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		return exitUsage
 	}
-	shadowDir := newShadowDir()
-	if shadowDir != "" {
-		defer os.RemoveAll(shadowDir)
+	sweepStores()
+	mounts, err := newMounts(specs)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
+		return exitSandbox
 	}
+	scratch, err := newScratchMount()
+	if err != nil {
+		releaseMounts(mounts)
+		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
+		return exitSandbox
+	}
+	defer releaseMounts(append(mounts, scratch))
 	opts := sentry.Options{
 		Cwd:     cwd,
 		Umask:   uint32(umask),
-		Mounts:  newMounts(specs, shadowDir),
-		Scratch: newScratchMount(),
+		Mounts:  mounts,
+		Scratch: scratch,
 		Creds:   vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
 	}
 	switch f.platform {
@@ -204,6 +213,7 @@ func run(f *runFlags, argv []string) int {
 			Env:            env,
 			Traps:          table.Traps(),
 			DefaultSignals: defaultSignals,
+			NoFile:         launch.RaiseNoFile(),
 		},
 		CPU:     f.cpu,
 		Started: func(pid int) { started <- pid },
