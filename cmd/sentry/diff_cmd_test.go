@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sentry/cmd/sentry/internal/tracediff"
 )
 
 // diffScript writes, stats and removes a file on the guest's /tmp: a few
@@ -80,7 +82,7 @@ func TestDiffCmdInjectedFault(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("sentry diff --json exited %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	var rep diffReport
+	var rep tracediff.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("--json report: %v\n%s", err, r.stdout)
 	}
