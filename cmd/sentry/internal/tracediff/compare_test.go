@@ -301,7 +301,11 @@ func TestClipOutput(t *testing.T) {
 		{"", ""},
 		{"a", "a\n"},
 		{"a\n", "a\n"},
+		// 20 whole lines are all there: not truncated.
+		{lines(20), lines(20)},
+		{lines(19) + "19", lines(20)},
 		{lines(21), lines(20) + "[truncated]\n"},
+		{lines(20) + "20", lines(20) + "[truncated]\n"},
 		{strings.Repeat("x", 2048), strings.Repeat("x", 2048) + "\n"},
 		{strings.Repeat("x", 2049), strings.Repeat("x", 2048) + "\n[truncated]\n"},
 	}

@@ -90,7 +90,13 @@ func clipOutput(s string) string {
 	if len(s) > maxBytes {
 		s, cut = s[:maxBytes], true
 	}
-	if lines := strings.SplitAfter(s, "\n"); len(lines) > maxLines {
+	// SplitAfter leaves an empty last element after a final newline: it
+	// is not a line.
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) > maxLines {
 		s, cut = strings.Join(lines[:maxLines], ""), true
 	}
 	if s != "" && !strings.HasSuffix(s, "\n") {
