@@ -10,13 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"sentry/cmd/sentry/internal/tracediff"
+	"sentry/fs/tmpfs"
 	"sentry/syscalls"
 )
 
@@ -170,7 +170,7 @@ func diffMain(args []string) int {
 
 // diff makes both runs and compares them. A nil report comes with the
 // exit status of a failure already reported on stderr.
-func diff(df *diffFlags, specs []mountSpec, nativeFlags, sandboxFlags, argv []string) (*tracediff.Report, int) {
+func diff(df *diffFlags, specs []tmpfs.MountSpec, nativeFlags, sandboxFlags, argv []string) (*tracediff.Report, int) {
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sentry diff: finding the sentry binary: %v\n", err)
@@ -187,11 +187,7 @@ func diff(df *diffFlags, specs []mountSpec, nativeFlags, sandboxFlags, argv []st
 	// hold any character but NUL.
 	setup := nativeSetup{ErrFile: filepath.Join(dir, "native.err")}
 	for _, m := range specs {
-		opts := "mode=" + strconv.FormatUint(uint64(m.mode), 8)
-		if m.size > 0 {
-			opts += ",size=" + strconv.FormatInt(m.size, 10)
-		}
-		setup.Mounts = append(setup.Mounts, nativeMount{Point: m.point, Opts: opts})
+		setup.Mounts = append(setup.Mounts, nativeMount{Point: m.Point, Opts: m.Options.Data()})
 	}
 	setupArg, err := json.Marshal(setup)
 	if err != nil {
@@ -309,12 +305,12 @@ func diffRun(self string, args []string) (tracediff.Side, error) {
 // diffTempDir makes the directory for the logs. It must not be under a
 // tmpfs path: the native sentry writes its log from inside the namespace,
 // where a fresh tmpfs hides what is below.
-func diffTempDir(specs []mountSpec) (string, error) {
+func diffTempDir(specs []tmpfs.MountSpec) (string, error) {
 	var errs []error
 	for _, base := range []string{os.TempDir(), "/var/tmp", "/dev/shm", "/run"} {
 		hidden := false
 		for _, m := range specs {
-			if base == m.point || strings.HasPrefix(base, m.point+"/") {
+			if base == m.Point || strings.HasPrefix(base, m.Point+"/") {
 				hidden = true
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sys/unix"
 
+	"sentry/fs/tmpfs"
 	"sentry/platform/ptrace"
 	"sentry/platform/unotify"
 	"sentry/sentry"
@@ -47,7 +48,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.stats, "stats", false, "print the counters as a table on stderr when the guest exits")
 	fs.StringVar(&f.statsJSON, "stats-json", "", "write the counters as JSON to `FILE` when the guest exits")
 	f.tmpfs = tmpfsFlag{specs: []string{"/tmp"}}
-	fs.Var(&f.tmpfs, "tmpfs", "serve `PATH[:size=N][,mode=M]` from an in-memory tmpfs (repeatable; default /tmp; \"none\" mounts nothing). The guest sees an empty directory there, whatever the host has")
+	fs.Var(&f.tmpfs, "tmpfs", "serve `PATH[:size=N][,nr_inodes=N][,mode=M]` from an in-memory tmpfs, the options as mount -t tmpfs takes them (size in bytes with k, m, g, ... or % of RAM; repeatable; default /tmp; \"none\" mounts nothing). The guest sees an empty directory there, whatever the host has")
 	fs.StringVar(&f.closePath, "close-path", "sync", "how close(2) releases a file: sync (released inside close, the __fput_sync patch) or deferred (queued as task work, the stock kernel)")
 	fs.StringVar(&f.shortcut, "fstatat-shortcut", "on", "on: newfstatat(fd, \"\", buf, AT_EMPTY_PATH) is served as fstat(fd) without copying the path (the vfs_fstatat patch); off: it is walked like any path")
 	fs.StringVar(&f.fault, "inject-fault", "", "for testing the tests: `SYSCALL:ERRNO` makes every SYSCALL the sentry serves itself fail with ERRNO (e.g. fstat:EIO)")
@@ -114,8 +115,8 @@ func run(f *runFlags, argv []string) int {
 	opts := sentry.Options{
 		Cwd:     cwd,
 		Umask:   uint32(umask),
-		Mounts:  newMounts(specs, shadowDir),
-		Scratch: newScratchMount(),
+		Mounts:  tmpfs.NewMounts(specs, tmpfs.CurrentHost(shadowDir)),
+		Scratch: tmpfs.NewScratchMount(),
 		Creds:   vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
 	}
 	switch f.platform {
