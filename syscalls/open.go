@@ -51,7 +51,7 @@ func Openat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if size < howSize {
 		return sentry.Err(unix.EINVAL)
 	}
-	if size > 4096 {
+	if size > pageSize {
 		return sentry.Err(unix.E2BIG)
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&how)), howSize)

@@ -168,12 +168,17 @@ func writev(t *sentry.Task, fd int32, buf, count uintptr, pos int64) sentry.Resu
 	return sentry.Ret(done)
 }
 
+// pageSize is PAGE_SIZE: guest memory is readable or not a page at a
+// time, and extensible structs (open_how, xattr_args) larger than a page
+// are E2BIG, as their callers of copy_struct_from_user check.
+const pageSize = 4096
+
 // readable copies the readable prefix of a guest range into dst, a page at
 // a time, and returns its length.
 func readable(t *sentry.Task, addr uintptr, dst []byte) int {
 	n := 0
 	for n < len(dst) {
-		end := n + 4096 - int((addr+uintptr(n))%4096)
+		end := n + pageSize - int((addr+uintptr(n))%pageSize)
 		if end > len(dst) {
 			end = len(dst)
 		}
@@ -304,7 +309,8 @@ func positioned(t *sentry.Task, args *platform.SyscallArgs, write bool) sentry.R
 }
 
 // rwfSupported are the RWF_* flags Linux knows (RWF_SUPPORTED).
-const rwfSupported = unix.RWF_HIPRI | unix.RWF_DSYNC | unix.RWF_SYNC | unix.RWF_NOWAIT | unix.RWF_APPEND | 0x20 | 0x40 | 0x80
+const rwfSupported = unix.RWF_HIPRI | unix.RWF_DSYNC | unix.RWF_SYNC | unix.RWF_NOWAIT | unix.RWF_APPEND |
+	unix.RWF_NOAPPEND | unix.RWF_ATOMIC | unix.RWF_DONTCACHE
 
 func positioned2(t *sentry.Task, args *platform.SyscallArgs, write bool) sentry.Result {
 	if !t.FDTable().Has(int32(args[0])) {

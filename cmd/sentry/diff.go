@@ -292,7 +292,7 @@ func diffRun(self string, args []string) (tracediff.Side, error) {
 		// The sentry reports a guest killed by a signal as 128+N itself;
 		// the sentry killed by one is reported the same way.
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			side.ExitStatus = 128 + int(ws.Signal())
+			side.ExitStatus = exitSignalBase + int(ws.Signal())
 		} else {
 			side.ExitStatus = ee.ExitCode()
 		}

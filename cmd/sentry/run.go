@@ -157,7 +157,7 @@ func run(f *runFlags, argv []string) int {
 			}
 		}
 		var e unix.Errno
-		for i := unix.Errno(1); i < 4096; i++ {
+		for i := unix.Errno(1); i <= maxErrno; i++ {
 			if unix.ErrnoName(i) == errName {
 				e = i
 				break
@@ -231,7 +231,7 @@ func run(f *runFlags, argv []string) int {
 // 128+N when signal N killed it.
 func exitStatus(ws unix.WaitStatus) int {
 	if ws.Signaled() {
-		return 128 + int(ws.Signal())
+		return exitSignalBase + int(ws.Signal())
 	}
 	return ws.ExitStatus()
 }
