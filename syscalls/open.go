@@ -10,6 +10,10 @@ import (
 	"sentry/sentry/vfs"
 )
 
+// pageSize is PAGE_SIZE: the largest struct a call copies in whole
+// (open_how, xattr_args) before refusing more (copy_struct_from_user).
+const pageSize = 4096
+
 // validOpenFlags are the flags open and openat keep (VALID_OPEN_FLAGS);
 // others are ignored by them and refused by openat2.
 const validOpenFlags = unix.O_RDONLY | unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_EXCL |
@@ -51,7 +55,7 @@ func Openat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if size < howSize {
 		return sentry.Err(unix.EINVAL)
 	}
-	if size > 4096 {
+	if size > pageSize {
 		return sentry.Err(unix.E2BIG)
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&how)), howSize)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +29,23 @@ func statsRun(t *testing.T, flags []string, argv ...string) (result, map[string]
 		t.Fatal(err)
 	}
 	return r, rep.Counters
+}
+
+// TestTmpfsOptionErrors: a bad --tmpfs option is a usage error worded as
+// the kernel logs it.
+func TestTmpfsOptionErrors(t *testing.T) {
+	for _, tc := range []struct{ spec, msg string }{
+		{"/tmp:size=1x", "tmpfs: Bad value for 'size'"},
+		{"/tmp:nr_inodes=1%", "tmpfs: Bad value for 'nr_inodes'"},
+		{"/tmp:mode=8", "tmpfs: Bad value for 'mode'"},
+		{"/tmp:uid=0", "tmpfs: Unsupported parameter 'uid'"},
+		{"/tmp:sise=1m", "tmpfs: Unknown parameter 'sise'"},
+	} {
+		r := runCmd(t, "", sentryBin, "run", "--tmpfs", tc.spec, "--", "true")
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("--tmpfs %s: exit %d, stderr %q; want %d and %q", tc.spec, r.code, r.stderr, exitUsage, tc.msg)
+		}
+	}
 }
 
 func TestTmpfsHello(t *testing.T) {

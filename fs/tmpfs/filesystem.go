@@ -133,7 +133,8 @@ func (fs *Filesystem) usedTotal() int64 {
 }
 
 // fileBlocksSlow sums the regular files' blocks, for a store that cannot
-// tell its own use (the fallback directory, shared with the host).
+// tell its own use (the fallback directory, shared with the host; an
+// unlimited store).
 func (fs *Filesystem) fileBlocksSlow() int64 {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()

@@ -52,7 +52,7 @@ type store struct {
 }
 
 // newStore makes a mount's store with the mount's size limit (bytes, 0:
-// the kernel's default for a tmpfs, half of RAM).
+// unlimited).
 func newStore(sizeLimit int64) (*store, error) {
 	root, err := newDetachedTmpfs(sizeLimit)
 	if err == nil {
@@ -90,10 +90,8 @@ func newDetachedTmpfs(sizeLimit int64) (int, error) {
 		return -1, fmt.Errorf("fsopen(tmpfs): %w", err)
 	}
 	defer unix.Close(fsfd)
-	opts := [][2]string{{"mode", "0700"}, {"nr_inodes", "0"}, {"huge", "never"}}
-	if sizeLimit > 0 {
-		opts = append(opts, [2]string{"size", strconv.FormatInt(sizeLimit, 10)})
-	}
+	// size=0 is unlimited, as the mount's own size=0.
+	opts := [][2]string{{"mode", "0700"}, {"nr_inodes", "0"}, {"huge", "never"}, {"size", strconv.FormatInt(sizeLimit, 10)}}
 	for _, o := range opts {
 		if err := unix.FsconfigSetString(fsfd, o[0], o[1]); err != nil {
 			return -1, fmt.Errorf("fsconfig(%s=%s): %w", o[0], o[1], err)
@@ -294,13 +292,15 @@ func (s *store) setSize(bytes int64) error {
 }
 
 // usedBlocks is the store's allocated space in 512-byte blocks (a
-// detached tmpfs's own statfs).
+// detached tmpfs's own statfs); false when the store cannot tell (the
+// fallback directory, an unlimited tmpfs).
 func (s *store) usedBlocks() (int64, bool) {
 	if s.dir != "" {
 		return 0, false
 	}
 	var st unix.Statfs_t
-	if unix.Fstatfs(s.root, &st) != nil {
+	if unix.Fstatfs(s.root, &st) != nil || st.Blocks == 0 {
+		// An unlimited tmpfs reports no figures (size=0).
 		return 0, false
 	}
 	return int64(st.Blocks-st.Bfree) * st.Bsize / 512, true
