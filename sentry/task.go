@@ -128,8 +128,10 @@ type Task struct {
 	// nul is the empty string WriteStackString copies out.
 	nul [1]byte
 	// cloneFlags are the flags of the clone this task is in, recorded at
-	// the call's entry for the clone event that follows.
+	// the call's entry for the clone event that follows; cloneFDs is the
+	// descriptor table then.
 	cloneFlags uint64
+	cloneFDs   FDSnapshot
 	// deferred are descriptions whose release was queued as task work by
 	// close in deferred mode (Linux's fput -> task_work_add); they are
 	// released when the task returns to the guest.
@@ -277,8 +279,19 @@ func (t *Task) runTaskWork() {
 	t.deferred = t.deferred[:0]
 }
 
-// SetCloneFlags records the flags of the clone the task is entering.
-func (t *Task) SetCloneFlags(f uint64) { t.cloneFlags = f }
+// SetCloneFlags records the flags of the clone the task is entering and,
+// when the child may get a copy of the descriptor table, the table as it
+// is now (Kernel.NewTask).
+func (t *Task) SetCloneFlags(f uint64) {
+	t.cloneFlags = f
+	if t.cloneFDs != nil {
+		t.cloneFDs.Release()
+		t.cloneFDs = nil
+	}
+	if f&unix.CLONE_FILES == 0 || f&unix.CLONE_VFORK != 0 {
+		t.cloneFDs = t.fdt.Snapshot()
+	}
+}
 
 // ReadPath copies a path argument from the guest (getname): EFAULT,
 // ENAMETOOLONG past PATH_MAX. The bytes are valid until the next call.
