@@ -52,6 +52,9 @@ type Options struct {
 	Scratch *vfs.Mount
 	// Creds are the guest's file system credentials.
 	Creds vfs.Credentials
+	// Notifying says the platform reports the table's notify set by
+	// notification (the unotify platform) rather than stopping for it.
+	Notifying bool
 	// FaultSysno and FaultErrno, when FaultErrno is set, make every call
 	// of FaultSysno that the sentry serves itself fail with FaultErrno: a
 	// deliberate sandbox bug, for testing divergence reports.
@@ -146,7 +149,10 @@ func (k *Kernel) callingTask(tid int32, sysno uintptr) *Task {
 // without changing registers. A path the sentry resolved back to the host
 // cannot be handed to the host's call (no register can point at it), so
 // the table entry's Host serves such calls on the host itself.
-func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallArgs, id uint64) platform.Result {
+func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallArgs, id uint64, ip uintptr) platform.Result {
+	if sysno == platform.SysInstallFD {
+		return k.completeInstall(tid, id)
+	}
 	t := k.callingTask(tid, sysno)
 	if t == nil {
 		return platform.Result{}
@@ -189,6 +195,11 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		res = Err(unix.ENOSYS)
 	}
 	k.account(sysno, &res)
+	// The host runs a passed-through call now, and may be interrupted
+	// doing so: a signal stop that finds this very call interrupted must
+	// leave that to the host (Interrupted). Any other call of the task
+	// makes that record stale.
+	t.continued = continuedCall{sysno: sysno, args: *args, ip: ip, valid: res.Action == platform.Passthrough}
 	if len(t.deferred) > 0 {
 		t.runTaskWork()
 	}
@@ -211,6 +222,7 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		return platform.Result{}
 	}
 	defer t.mu.Unlock()
+	t.continued.valid = false
 	t.sysno = sysno
 	t.exit = nil
 	t.sp, t.stackUsed, t.nredirect = sp, 0, 0
@@ -252,6 +264,14 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		}
 	}
 	k.account(sysno, &res)
+	if res.Action == platform.Install {
+		// Completed when the install call is notified
+		// (completeInstall), which traces it.
+		if k.Opts.Strace != nil {
+			t.installs[len(t.installs)-1].traceArgs = k.decodeArgs(t, sysno, args)
+		}
+		return res.Result
+	}
 	if res.Action == platform.Rewrite {
 		if k.Opts.Strace != nil {
 			t.traceArgs = k.decodeArgs(t, sysno, args)
@@ -267,6 +287,74 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		k.trace(t, sysno, k.decodeArgs(t, sysno, args), res.Ret, res.Served)
 	}
 	return res.Result
+}
+
+// completeInstall serves the install call (platform.SysInstallFD) that a
+// stopped call was turned into (Task.InstallFile): the newest pending
+// install of the task is carried out, at the lowest free number, and its
+// number (or the install's error, after the handler's undo) is the
+// result of the guest's own call. A guest that issues the call itself
+// gets ENOSYS, as from a kernel without such a call.
+func (k *Kernel) completeInstall(tid int32, id uint64) platform.Result {
+	enosys := platform.Result{Action: platform.Done, Ret: -int64(unix.ENOSYS)}
+	t := k.Task(tid)
+	if t == nil {
+		return enosys
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(t.installs)
+	if n == 0 {
+		return enosys
+	}
+	in := t.installs[n-1]
+	t.installs[n-1] = pendingInstall{}
+	t.installs = t.installs[:n-1]
+	t.continued.valid = false
+	t.notifID = id
+	t.notify = true
+	res := t.installNow(in.file, in.cloexec, in.undo)
+	t.notify = false
+	in.file.DecRef()
+	if k.Opts.Strace != nil {
+		k.trace(t, in.sysno, in.traceArgs, res.Ret, true)
+	}
+	return res.Result
+}
+
+// Interrupted implements platform.Supervisor.Interrupted.
+func (k *Kernel) Interrupted(tid int32, sysno uintptr, args *platform.SyscallArgs, ip uintptr) bool {
+	if sysno == platform.SysInstallFD {
+		// Never run by the host: only the sentry completes it.
+		return true
+	}
+	if !k.Opts.Notifying || sysno >= MaxSyscall || !k.table[sysno].Notify {
+		// A stopped call the sentry let the host run: the host's
+		// interruption is the guest's to see.
+		return false
+	}
+	switch sysno {
+	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CREAT:
+		// The one family the sentry passes through that blocks on the
+		// host interruptibly: an open of a host FIFO or device.
+	default:
+		// The others cannot come back from the host with ERESTARTSYS
+		// (close turns it into EINTR itself; the stat family, access,
+		// readlink, getdents64 and fstatfs do not sleep
+		// interruptibly on local file systems).
+		return true
+	}
+	t := k.Task(tid)
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.continued
+	// The sentry let the host run this very call (same number, arguments
+	// and place, and no other call of the task since): the host was
+	// interrupted, as it would be natively.
+	return !(c.valid && c.sysno == sysno && c.args == *args && c.ip == ip)
 }
 
 // account applies --inject-fault to a call the sentry answered itself and
@@ -344,7 +432,8 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 	} else {
 		parent.mu.Lock()
 		flags := parent.cloneFlags
-		parent.cloneFlags = 0
+		before := parent.cloneFDs
+		parent.cloneFlags, parent.cloneFDs = 0, nil
 		// Credentials are copied (copy_creds); they are immutable once
 		// made, so sharing the pointer until a set*id replaces it is a
 		// copy.
@@ -364,7 +453,14 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 			parent.fdt.IncUsers()
 			child.setFDTable(parent.fdt)
 		} else {
-			child.setFDTable(parent.fdt.Fork())
+			// The kernel copied the host table at some moment since
+			// the clone's entry: the child has what it holds.
+			child.setFDTable(parent.fdt.ForkVerified(before, func(fd int32, f *vfs.FileDescription) bool {
+				return sameFile(childTID, fd, f)
+			}))
+		}
+		if before != nil {
+			before.Release()
 		}
 		if flags&unix.CLONE_FS != 0 {
 			parent.fs.mu.Lock()
@@ -382,6 +478,23 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 	k.ntasks.Store(int32(len(k.tasks)))
 	k.mu.Unlock()
 }
+
+// sameFile reports whether thread tid's descriptor fd is f's placeholder:
+// the very open file the sentry holds as f.HostFD (kcmp KCMP_FILE). If
+// that cannot be told (no host descriptor, kcmp refused), it is assumed.
+func sameFile(tid, fd int32, f *vfs.FileDescription) bool {
+	if f.HostFD < 0 {
+		return true
+	}
+	r, _, e := unix.RawSyscall6(unix.SYS_KCMP, uintptr(unix.Getpid()), uintptr(tid), kcmpFile, uintptr(f.HostFD), uintptr(fd), 0)
+	if e != 0 {
+		return e != unix.EBADF
+	}
+	return r == 0
+}
+
+// kcmpFile is KCMP_FILE (linux/kcmp.h).
+const kcmpFile = 0
 
 // Exec implements platform.Supervisor.Exec: the other threads are gone, the
 // table is unshared and its close-on-exec entries closed (Linux's
@@ -452,6 +565,11 @@ func (k *Kernel) unlinkTaskLocked(t *Task) {
 // want it.
 func (t *Task) release() {
 	t.mu.Lock()
+	t.dropInstalls(0)
+	if t.cloneFDs != nil {
+		t.cloneFDs.Release()
+		t.cloneFDs = nil
+	}
 	t.runTaskWork()
 	t.fdt.DecUsers()
 	t.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 	"os"
 	"runtime"
 
-	"sentry/platform/ptrace"
+	"sentry/platform/launch"
 )
 
 func init() {
@@ -18,13 +18,21 @@ func init() {
 	runtime.LockOSThread()
 }
 
-// Exit codes of the sandbox itself, like a shell's.
+// Exit codes of the sandbox itself, like a shell's (defined once, by the
+// init stage that reports a guest it cannot start), and of a bad command
+// line.
 const (
-	exitSandbox       = 125
-	exitNotExecutable = 126
-	exitNotFound      = 127
+	exitSandbox       = launch.ExitSandbox
+	exitNotExecutable = launch.ExitNotExecutable
+	exitNotFound      = launch.ExitNotFound
 	exitUsage         = 2
+	// exitSignalBase + N is the status of a guest killed by signal N.
+	exitSignalBase = 128
 )
+
+// maxErrno is Linux's MAX_ERRNO: a return value in [-maxErrno, -1] is an
+// error number.
+const maxErrno = 4095
 
 const usage = `sentry: run Linux programs under a syscall-emulation sandbox.
 
@@ -42,8 +50,8 @@ and 127 when it is not found, like a shell.
 `
 
 func main() {
-	if len(os.Args) > 0 && os.Args[0] == ptrace.InitArg0 {
-		ptrace.InitMain()
+	if len(os.Args) > 0 && os.Args[0] == launch.InitArg0 {
+		launch.InitMain()
 	}
 	runtime.UnlockOSThread()
 	os.Exit(mainWithArgs(os.Args[1:]))

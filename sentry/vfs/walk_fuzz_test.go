@@ -42,8 +42,11 @@ func must(d vfs.Dentry, err error) vfs.Dentry {
 
 func getWalkFixture() *walkFixture {
 	walkOnce.Do(func() {
-		fs1 := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 251), RootMode: 0755})
-		fs2 := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 252), RootMode: 01777})
+		fs1, err1 := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 251), RootMode: 0755})
+		fs2, err2 := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 252), RootMode: 01777})
+		if err1 != nil || err2 != nil {
+			panic(fmt.Sprint(err1, err2))
+		}
 		m1 := &vfs.Mount{Point: "/m1", Root: fs1.Root(), ID: 1, FS: fs1}
 		m2 := &vfs.Mount{Point: "/srv/m2", Root: fs2.Root(), ID: 2, FS: fs2}
 		r1, r2 := fs1.Root(), fs2.Root()

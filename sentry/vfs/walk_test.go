@@ -124,7 +124,11 @@ func newWalkTree(t *testing.T) *walkTree {
 			t.Fatal(err)
 		}
 	}
-	fs := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 240), RootMode: 0o755})
+	fs, err := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 240), RootMode: 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fs.Release)
 	c := &vfs.Credentials{}
 	root := fs.Root()
 	f := must(root.Create("f", 0o644, c))
