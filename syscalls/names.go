@@ -120,8 +120,13 @@ func readlinkat(t *sentry.Task, dirfd int32, pathAddr, buf uintptr, size int64) 
 		return sentry.Err(unix.EINVAL)
 	}
 	r, err := resolveAt(t, dirfd, pathAddr, false, true)
-	if err == nil && r.Link.Mount != nil {
+	switch {
+	case err == nil && r.Link.Mount != nil:
 		return copyLink(t, procLinkTarget(r.Link), buf, size)
+	case err == nil && r.LinkText != "":
+		// /proc/self names the guest, not the sentry that may read it
+		// for the guest (readlinkHost).
+		return copyLink(t, r.LinkText, buf, size)
 	}
 	d, res, ok := existing(r, err)
 	if !ok {

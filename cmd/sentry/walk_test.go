@@ -48,6 +48,13 @@ print(os.listdir(e))
 	{"DevStdout", `{ echo out >/dev/stdout; } >"$1/o"; cat "$1/o"`, "out\n"},
 	{"ProcThreadSelfFd", `exec 6>"$1/t"; echo six >/proc/thread-self/fd/6; cat "$1/t"`, "six\n"},
 	{"ProcFdOfChild", `exec 7>"$1/k"; sleep 5 & p=$!; echo seven >"/proc/$p/fd/7"; kill $p; cat "$1/k"`, "seven\n"},
+	// /proc/self read through the tmpfs names the reader, whoever reads
+	// it for the guest.
+	{"ProcSelfLinkThroughTmpfs", `ln -s /proc "$1/p" && python3 -c '
+import os, sys
+print(os.readlink(sys.argv[1] + "/p/self") == str(os.getpid()),
+      os.readlink(sys.argv[1] + "/p/thread-self") == "%d/task/%d" % (os.getpid(), __import__("threading").get_native_id()))
+' "$1"`, "True True\n"},
 	// The working directory renamed to a shallower place: a path
 	// relative to it is the kernel's, not one from its old name.
 	{"RenamedCwd", `mkdir -p "$2/x/a/b" && cd "$2/x/a/b" && mv "$2/x/a" "$2/a" &&

@@ -448,6 +448,13 @@ func (ws *walker) hostFast() (bool, error) {
 	if eq, _ := lexMatch(base, rest, comps, end); !eq {
 		end = joinLex(base, rest, comps)
 	}
+	if flags&unix.O_NOFOLLOW != 0 && ws.v.host.procPath != "" && strings.HasPrefix(end, ws.v.host.procPath+"/") {
+		switch end[len(ws.v.host.procPath)+1:] {
+		case "self", "thread-self":
+			// /proc/self itself: the slow walk says what it reads.
+			return false, nil
+		}
+	}
 	if pid, ok := ws.v.host.procPid(end); ok {
 		if _, guest := ws.caller.Guest(pid); guest {
 			// In a guest's /proc/PID: its magic links, followed or
@@ -866,13 +873,15 @@ func (ws *walker) procStep(comp, np string, last bool) (bool, error) {
 	case procAtRoot:
 		switch comp {
 		case "self", "thread-self":
-			if last && !ws.follow && !ws.w.TrailingSlash {
-				// The link itself: the host's.
-				return false, nil
-			}
 			target := strconv.Itoa(int(ws.caller.TGID()))
 			if comp == "thread-self" {
 				target += "/task/" + strconv.Itoa(int(ws.caller.TID()))
+			}
+			if last && !ws.follow && !ws.w.TrailingSlash {
+				// The link itself: the host's, but what it reads is
+				// the caller's, whoever reads it for the caller.
+				ws.w.LinkText = target
+				return false, nil
 			}
 			return true, ws.procSelf(target)
 		}

@@ -58,6 +58,10 @@ type Walk struct {
 	// that the walk did not follow (lstat, readlink, O_NOFOLLOW) and that
 	// points at a file of the sentry's: that file.
 	Link Location
+	// LinkText is set when the path ends on /proc/self or
+	// /proc/thread-self, not followed: what readlink of it gives the
+	// caller ("1234", "1234/task/1235").
+	LinkText string
 	// HostErr is set with an error a host lookup gave before the walk
 	// went through anything the sentry serves: the host kernel gives the
 	// guest's own path the same error, so the call may pass through.

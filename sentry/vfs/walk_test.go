@@ -139,6 +139,7 @@ func newWalkTree(t *testing.T) *walkTree {
 	must(root.Symlink("mix", filepath.Join(h, "c1"), c))
 	must(root.Symlink("mix0", filepath.Join(h, "c0"), c))
 	must(root.Symlink("self", "/proc/self/fd/1001/g", c))
+	must(root.Symlink("proc", "/proc", c))
 	m := &vfs.Mount{Point: filepath.Join(h, "mnt"), Root: root, ID: 7, FS: fs}
 	dfd, err := unix.Open(filepath.Join(h, "d"), unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -266,8 +267,13 @@ func TestWalkHost(t *testing.T) {
 			}
 		})
 	}
+	// /proc/self itself, not followed, reads as the caller's.
+	w, err := wt.v.Resolve(caller, &vfs.Credentials{}, root, h+"/mnt/proc/self", false, 0)
+	if err != nil || w.LinkText != pid || !w.IsHost() || !w.Entered || w.Host != "/proc/self" {
+		t.Fatalf("proc self link: %+v, %v", w, err)
+	}
 	// The link itself, not followed, tells where it points.
-	w, err := wt.v.Resolve(caller, &vfs.Credentials{}, root, h+"/fdlink/1001", false, 0)
+	w, err = wt.v.Resolve(caller, &vfs.Credentials{}, root, h+"/fdlink/1001", false, 0)
 	if err != nil || w.Link.Mount != wt.m || w.Link.Dentry != wt.sub {
 		t.Fatalf("link of a virtual fd: %+v, %v", w, err)
 	}
