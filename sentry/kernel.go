@@ -74,6 +74,10 @@ type Kernel struct {
 	// notification (nil on ptrace).
 	inj platform.Injector
 
+	// blocked are the calls waiting off the serving threads for another
+	// guest process (Task.OpenBlocking).
+	blocked blockedOps
+
 	mu    sync.Mutex
 	tasks map[int32]*Task
 	// ntasks is len(tasks), readable without mu.
@@ -538,6 +542,7 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 
 // Exit implements platform.Supervisor.Exit.
 func (k *Kernel) Exit(tid int32) {
+	k.blocked.cancel(tid, false)
 	k.mu.Lock()
 	t := k.tasks[tid]
 	if t != nil {
@@ -577,6 +582,7 @@ func (t *Task) release() {
 
 // Shutdown releases every task's files once the guest is gone.
 func (k *Kernel) Shutdown() {
+	k.blocked.cancel(0, true)
 	k.fifoMu.Lock()
 	if k.fifoDir != "" {
 		os.RemoveAll(k.fifoDir)

@@ -480,6 +480,50 @@ func (t *Task) InstallFD(fd int, cloexec bool) (int32, error) {
 	return t.k.inj.InstallFD(t.notifID, fd, cloexec)
 }
 
+// OpenBlocking answers a notified call with the host descriptor open
+// returns, where open may block until another guest process acts (a
+// FIFO's other end): it runs on a goroutine of its own, without the
+// task's lock and off the platform's serving threads, so that a guest
+// waiting in a FIFO's open holds up nothing else, however many do. The
+// call is answered when open returns; if the task or the sandbox goes
+// first, cancel must make open return (it opens the FIFO's other end).
+// Only for notified calls.
+func (t *Task) OpenBlocking(open func() (int, error), cancel func(), cloexec bool) Result {
+	if !t.notify || t.k.inj == nil {
+		return Err(unix.ENOSYS)
+	}
+	op := &blockedOp{cancel: cancel}
+	t.k.blocked.add(t.TID, op)
+	id, inj := t.notifID, t.k.inj
+	go func() {
+		fd, err := open()
+		op.done.Store(true)
+		t.k.blocked.remove(t.TID, op)
+		switch {
+		case err != nil:
+			inj.Respond(id, -int64(errnoOf(err)))
+		case op.cancelled.Load():
+			// The guest is gone; the descriptor was only the way out.
+			unix.Close(fd)
+		default:
+			if _, ierr := inj.InstallFD(id, fd, cloexec); ierr != nil {
+				// Gone meanwhile.
+				inj.Respond(id, -int64(errnoOf(ierr)))
+			}
+			unix.Close(fd)
+		}
+	}()
+	return Result{Result: platform.Result{Action: platform.Responded}, Served: true}
+}
+
+// errnoOf is err as an errno (EIO for anything else).
+func errnoOf(err error) unix.Errno {
+	if e, ok := err.(unix.Errno); ok {
+		return e
+	}
+	return unix.EIO
+}
+
 // Blocking tells a concurrent platform that the handler is about to wait
 // for something the guest may do, so that other calls are served
 // meanwhile.

@@ -51,7 +51,8 @@ func (j *testInjector) InstallFD(_ uint64, fd int, cloexec bool) (int32, error) 
 	}
 	return j.next, nil
 }
-func (j *testInjector) Blocking()         {}
+func (j *testInjector) Blocking()             {}
+func (j *testInjector) Respond(uint64, int64) {}
 func (j *testInjector) Valid(uint64) bool { return true }
 
 func newHarness(tb testing.TB, opts sentry.Options) *harness {

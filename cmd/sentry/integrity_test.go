@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Integrity under load, signals and neighbours (issue #13): nothing lost,
@@ -44,5 +48,48 @@ func TestSignalsDoNotInterruptFileCalls(t *testing.T) {
 				t.Fatalf("sandbox: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// sandboxedWithin is sandboxed with a deadline: a sandbox that has not
+// exited by then is killed and the test fails (a hang is the bug).
+func sandboxedWithin(t *testing.T, d time.Duration, argv ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	full := append([]string{sentryBin, "run", "--"}, argv...)
+	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
+	cmd.Dir = "/"
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v: still running after %v\n%s%s", argv, d, so.String(), se.String())
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{so.String(), se.String(), code}
+}
+
+// TestBlockedFIFOOpensHoldNothing: a guest blocked opening a FIFO nobody
+// writes to neither outlives its shell nor keeps the sandbox from ending
+// (on unotify the sentry waited in the open holding the task's lock, and
+// ran forever after the shell exited), and 70 such readers do not stop
+// the rest of the guest (they used up every serving thread, after which
+// even echo hung).
+func TestBlockedFIFOOpensHoldNothing(t *testing.T) {
+	r := sandboxedWithin(t, 30*time.Second, "sh", "-c", "mkfifo /tmp/f; cat /tmp/f & sleep 1; echo shell exits")
+	if r.code != 0 || r.stdout != "shell exits\n" {
+		t.Fatalf("%+v", r)
+	}
+	r = sandboxedWithin(t, 60*time.Second, "sh", "-c", `mkfifo /tmp/f
+i=0; while [ $i -lt 70 ]; do cat /tmp/f > /dev/null & i=$((i+1)); done
+sleep 1; echo hello; echo data > /tmp/f; wait; echo done`)
+	if r.code != 0 || r.stdout != "hello\ndone\n" {
+		t.Fatalf("%+v", r)
 	}
 }
