@@ -53,7 +53,7 @@ func (j *testInjector) InstallFD(_ uint64, fd int, cloexec bool) (int32, error) 
 }
 func (j *testInjector) Blocking()             {}
 func (j *testInjector) Respond(uint64, int64) {}
-func (j *testInjector) Valid(uint64) bool { return true }
+func (j *testInjector) Valid(uint64) bool     { return true }
 
 func newHarness(tb testing.TB, opts sentry.Options) *harness {
 	tb.Helper()
