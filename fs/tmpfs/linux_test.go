@@ -184,6 +184,12 @@ func (r *realSide) run(s step) ([]byte, error) {
 			err := unix.Close(r.fds[s.a])
 			delete(r.fds, s.a)
 			return err
+		case "xattr":
+			// user.<b> = n bytes (removed when n < 0), flags.
+			if s.n < 0 {
+				return unix.Lremovexattr(a, "user."+s.b)
+			}
+			return unix.Lsetxattr(a, "user."+s.b, pattern(s.n, 0), int(s.flags))
 		}
 		panic("unknown op " + s.op)
 	})
@@ -416,6 +422,16 @@ func (o *ourSide) run(s step) ([]byte, error) {
 		o.held[s.a].DecRef()
 		delete(o.held, s.a)
 		return nil, nil
+	case "xattr":
+		d, err := o.walkAs(s.a, c)
+		if err != nil {
+			return nil, err
+		}
+		var v []byte
+		if s.n >= 0 {
+			v = pattern(s.n, 0)
+		}
+		return nil, d.Inode().(vfs.XattrInode).Setxattr("user."+s.b, v, s.flags)
 	}
 	panic("unknown op " + s.op)
 }
@@ -1006,4 +1022,43 @@ func TestLinuxRelatime(t *testing.T) {
 			t.Errorf("%s: atime updated: linux %v, tmpfs %v", tc.name, rchanged, ochanged)
 		}
 	}
+}
+
+// TestLinuxDifferentialXattrSpace: extended attributes take the mount's
+// inode space as Linux 6.6+ counts it (nr_inodes * BOGO_INODE_SIZE shared
+// with the inodes and links): the same steps on a kernel tmpfs with
+// nr_inodes=8 give the same errors and statfs, so that xattrs cannot hold
+// memory past the limits (a size=1m mount stored 1.3 GB of them).
+func TestLinuxDifferentialXattrSpace(t *testing.T) {
+	requireShm(t)
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=32k,nr_inodes=8,mode=1777"); err != nil {
+		t.Skipf("cannot mount a private tmpfs (%v)", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	fs := newTestFS(t, Options{SizeLimit: 32 << 10, MaxInodes: 8, RootMode: 01777})
+	df := newDiffer(t, dir, fs, []string{"a", "b", "d"})
+	df.statfs = true
+	steps := []step{
+		{op: "create", a: "a", mode: 0644},
+		{op: "mkdir", a: "d", mode: 0755},
+		{op: "xattr", a: "a", b: "big", n: 2000},
+		{op: "xattr", a: "a", b: "big", n: 3000},
+		{op: "xattr", a: "a", b: "big", n: 2000, flags: unix.XATTR_REPLACE},
+		{op: "xattr", a: "d", b: "x", n: 1500},
+	}
+	for i := 0; i < 8; i++ {
+		steps = append(steps, step{op: "xattr", a: "a", b: fmt.Sprint("k", i), n: 100})
+	}
+	steps = append(steps,
+		step{op: "create", a: "b", mode: 0644},
+		step{op: "xattr", a: "a", b: "big", n: -1},
+		step{op: "create", a: "b", mode: 0644},
+		step{op: "xattr", a: "b", b: "small", n: 0},
+		step{op: "unlink", a: "b"},
+		step{op: "xattr", a: "d", b: "x", n: 3500},
+		step{op: "rmdir", a: "d"},
+		step{op: "xattr", a: "a", b: "big", n: 4000},
+	)
+	df.run(steps)
 }
