@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Integrity under load, signals and neighbours (issue #13): nothing lost,
@@ -125,5 +129,49 @@ func TestManyMappedFiles(t *testing.T) {
 	r := sandboxed(t, nil, bin, "/tmp")
 	if r.code != 0 || r.stdout != "ok y\n" {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// TestDefaultSizesShareRAM: two sandboxes running at once with the
+// default size (half of RAM for a lone one, as Linux's tmpfs) are
+// promised together less than RAM: each new one half of what is not yet
+// promised (fs/tmpfs/ledger.go), so that both filling their /tmp end in
+// ENOSPC, not in the host's OOM killer. (Sizes are checked, not filled:
+// other sandboxes running on the host only make the second smaller.)
+func TestDefaultSizesShareRAM(t *testing.T) {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		t.Fatal(err)
+	}
+	ramKB := int64(si.Totalram) * int64(si.Unit) / 1024
+	sizeOf := func(out string) int64 {
+		f := strings.Fields(out)
+		if len(f) < 2 {
+			t.Fatalf("df: %q", out)
+		}
+		n, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			t.Fatalf("df: %q", out)
+		}
+		return n
+	}
+	first := exec.Command(sentryBin, "run", "--", "sh", "-c", "df -k /tmp | tail -1; read x")
+	first.Dir = "/"
+	stdin, _ := first.StdinPipe()
+	stdout, _ := first.StdoutPipe()
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Wait()
+	defer stdin.Close()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("first sandbox: %v", err)
+	}
+	a := sizeOf(line)
+	r := sandboxed(t, nil, "sh", "-c", "df -k /tmp | tail -1")
+	b := sizeOf(r.stdout)
+	if a > ramKB/2 || b > (ramKB-a)/2+4 || a+b >= ramKB {
+		t.Errorf("RAM %d KiB: first sandbox %d KiB, second %d KiB; want at most %d and %d", ramKB, a, b, ramKB/2, (ramKB-a)/2)
 	}
 }

@@ -48,6 +48,8 @@ type Options struct {
 	RootMode uint32
 	// RootUID and RootGID own the root directory (uid=, gid=).
 	RootUID, RootGID uint32
+	// OnRelease, if set, runs when the file system is released.
+	OnRelease func()
 }
 
 // Filesystem is one tmpfs mount.
@@ -117,8 +119,12 @@ func New(opts Options) (*Filesystem, error) {
 // guest is gone): descriptors the guest still holds keep their files.
 func (fs *Filesystem) Release() {
 	fs.mu.Lock()
+	first := !fs.store.closed
 	fs.store.release()
 	fs.mu.Unlock()
+	if first && fs.opts.OnRelease != nil {
+		fs.opts.OnRelease()
+	}
 }
 
 // usedTotal is the mount's used pages: the store's and the sentry's own.
