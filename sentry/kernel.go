@@ -70,9 +70,9 @@ type Kernel struct {
 	VFS      *vfs.VirtualFilesystem
 
 	table *SyscallTable
-	// inj is the platform's Injector when calls are served by
-	// notification (nil on ptrace).
-	inj platform.Injector
+	// inj is the platform's Injector (SetInjector), nil until the
+	// platform has taken the filter's listener.
+	inj atomic.Pointer[platform.Injector]
 
 	// blocked are the calls waiting off the serving threads for another
 	// guest process (Task.OpenBlocking).
@@ -131,7 +131,17 @@ func (k *Kernel) FDTableOf(tid int32) *FDTable {
 func (k *Kernel) Threads() int { return int(k.ntasks.Load()) }
 
 // SetInjector implements platform.NotifySupervisor.SetInjector.
-func (k *Kernel) SetInjector(inj platform.Injector) { k.inj = inj }
+// It is given from the goroutine that took the listener, while the tracer
+// already serves stops: hence the atomic.
+func (k *Kernel) SetInjector(inj platform.Injector) { k.inj.Store(&inj) }
+
+// injector is the platform's Injector, nil before SetInjector.
+func (k *Kernel) injector() platform.Injector {
+	if p := k.inj.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // callingTask is tid's task, locked, for a call of the table; nil when
 // the call is the host's: sysno is not in the table, or the sentry never

@@ -200,7 +200,7 @@ func (t *Task) InstallFile(f *vfs.FileDescription, cloexec bool, undo func()) Re
 	if t.notify {
 		return t.installNow(f, cloexec, undo)
 	}
-	if t.k.inj == nil {
+	if t.k.injector() == nil {
 		if undo != nil {
 			undo()
 		}
@@ -215,7 +215,7 @@ func (t *Task) InstallFile(f *vfs.FileDescription, cloexec bool, undo func()) Re
 // installNow is InstallFile on a notified call.
 func (t *Task) installNow(f *vfs.FileDescription, cloexec bool, undo func()) Result {
 	fd, old, err := t.fdt.InstallWith(func() (int32, error) {
-		return t.k.inj.InstallFD(t.notifID, f.HostFD, cloexec)
+		return t.k.injector().InstallFD(t.notifID, f.HostFD, cloexec)
 	}, f, cloexec)
 	if old != nil {
 		old.DecRef()
@@ -474,10 +474,10 @@ func (t *Task) RedirectHost(p string) {
 // that number (everything else must be done first). The sentry's fd stays
 // the caller's to close.
 func (t *Task) InstallFD(fd int, cloexec bool) (int32, error) {
-	if t.k.inj == nil || !t.notify {
+	if t.k.injector() == nil || !t.notify {
 		return -1, unix.ENOSYS
 	}
-	return t.k.inj.InstallFD(t.notifID, fd, cloexec)
+	return t.k.injector().InstallFD(t.notifID, fd, cloexec)
 }
 
 // OpenBlocking answers a notified call with the host descriptor open
@@ -489,12 +489,12 @@ func (t *Task) InstallFD(fd int, cloexec bool) (int32, error) {
 // first, cancel must make open return (it opens the FIFO's other end).
 // Only for notified calls.
 func (t *Task) OpenBlocking(open func() (int, error), cancel func(), cloexec bool) Result {
-	if !t.notify || t.k.inj == nil {
+	if !t.notify || t.k.injector() == nil {
 		return Err(unix.ENOSYS)
 	}
 	op := &blockedOp{cancel: cancel}
 	t.k.blocked.add(t.TID, op)
-	id, inj := t.notifID, t.k.inj
+	id, inj := t.notifID, t.k.injector()
 	go func() {
 		fd, err := open()
 		op.done.Store(true)
@@ -528,8 +528,8 @@ func errnoOf(err error) unix.Errno {
 // for something the guest may do, so that other calls are served
 // meanwhile.
 func (t *Task) Blocking() {
-	if t.notify && t.k.inj != nil {
-		t.k.inj.Blocking()
+	if t.notify && t.k.injector() != nil {
+		t.k.injector().Blocking()
 	}
 }
 
@@ -538,10 +538,10 @@ func (t *Task) Blocking() {
 // the sentry read of memory that may no longer be its own. Always true on
 // a stopping platform (the thread cannot leave its stop).
 func (t *Task) CallValid() bool {
-	if !t.notify || t.k.inj == nil {
+	if !t.notify || t.k.injector() == nil {
 		return true
 	}
-	return t.k.inj.Valid(t.notifID)
+	return t.k.injector().Valid(t.notifID)
 }
 
 // RedirectPath makes a passed-through call use the string at newAddr

@@ -4,7 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -174,4 +180,76 @@ func TestDefaultSizesShareRAM(t *testing.T) {
 	if a > ramKB/2 || b > (ramKB-a)/2+4 || a+b >= ramKB {
 		t.Errorf("RAM %d KiB: first sandbox %d KiB, second %d KiB; want at most %d and %d", ramKB, a, b, ramKB/2, (ramKB-a)/2)
 	}
+}
+
+// soakDuration is how long TestSoak's guest works: a few seconds by
+// default, longer by hand: go test -run TestSoak -soak 10m ./cmd/sentry.
+var soakDuration = flag.Duration("soak", 4*time.Second, "how long TestSoak's guest works")
+
+// TestSoak: 4 processes of 4 threads each write, read back, rename,
+// unlink, dup, fork and vfork+exec on the tmpfs for -soak, under SIGALRM
+// itimers of 100-1000 us (half with SA_RESTART), each checking what it
+// wrote byte for byte whenever it reads it and at the end. The guest must
+// finish before a deadline, report no error, leave the tmpfs consistent
+// (Check) with exactly the files it says it kept, and leave nothing of
+// the sandbox on the host.
+func TestSoak(t *testing.T) {
+	bin := buildCThreads(t, "soak")
+	before := hostLeftovers(t)
+	secs := int(soakDuration.Seconds())
+	if secs < 1 {
+		secs = 1
+	}
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	ctx, cancel := context.WithTimeout(context.Background(), *soakDuration+2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sentryBin, "run", "--stats-json", stats, "--", "sh", "-c",
+		"cp /bin/true /tmp/true && "+bin+" /tmp "+strconv.Itoa(secs)+" "+strconv.FormatInt(time.Now().UnixNano()%1000, 10))
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the soak did not finish: %s", out)
+	}
+	var files int64
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "ok ") {
+		t.Fatalf("soak: %v\n%s", err, out)
+	}
+	fmt.Sscanf(lines[len(lines)-1], "ok %d", &files)
+	data, err := os.ReadFile(stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Tmpfs []tmpfsReport `json:"tmpfs"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	// The root, /tmp/true and the files the guest kept.
+	if len(rep.Tmpfs) != 1 || rep.Tmpfs[0].Check != "ok" || rep.Tmpfs[0].Inodes != files+2 {
+		t.Errorf("tmpfs after the soak: %+v; the guest kept %d files", rep.Tmpfs, files)
+	}
+	if after := hostLeftovers(t); after != before {
+		t.Errorf("the sandbox left files on the host:\nbefore: %s\nafter:  %s", before, after)
+	}
+	t.Logf("soak %ds: %s", secs, lines[len(lines)-1])
+}
+
+// hostLeftovers lists what of sentry's kind is in the host's temporary
+// directories: private directories and stores of sentries (named
+// sentry-*).
+func hostLeftovers(t *testing.T) string {
+	t.Helper()
+	var names []string
+	for _, dir := range []string{"/tmp", "/dev/shm", os.TempDir()} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "sentry-store-") || strings.HasPrefix(e.Name(), "sentry-special-") || strings.HasPrefix(e.Name(), "sentry-shadow-") {
+				names = append(names, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, " ")
 }
