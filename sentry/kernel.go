@@ -355,6 +355,11 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		case platform.NewTaskVfork:
 			flags &^= unix.CLONE_THREAD
 		}
+		if flags&unix.CLONE_NEWUSER != 0 {
+			// The child is in a new user namespace: every capability
+			// there, none in the sentry's.
+			child.RefreshCreds()
+		}
 		if flags&unix.CLONE_THREAD != 0 {
 			child.TG = parent.TG
 		} else {
@@ -421,6 +426,8 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 	for _, f := range t.fdt.RemoveIf(func(_ int32, cloexec bool) bool { return cloexec }) {
 		f.DecRef()
 	}
+	// Exec recomputes the capabilities (and a set-id binary the ids).
+	t.RefreshCreds()
 }
 
 // Exit implements platform.Supervisor.Exit.

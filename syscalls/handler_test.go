@@ -34,6 +34,10 @@ func newHarness(tb testing.TB, opts sentry.Options) *harness {
 	fs := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 250), RootMode: 01777})
 	opts.Mounts = []*vfs.Mount{{Point: mountPoint, Root: fs.Root(), ID: 1, FS: fs}}
 	opts.Cwd = "/"
+	if opts.Creds.UID == 0 && opts.Creds.Caps == 0 {
+		// Root, as the test process is.
+		opts.Creds.Caps = vfs.AllCaps
+	}
 	k := sentry.NewKernel(opts, syscalls.NewTable())
 	tid := int32(unix.Gettid())
 	k.NewTask(0, tid, platform.NewTaskFork)

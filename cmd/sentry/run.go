@@ -21,7 +21,6 @@ import (
 	"sentry/platform/ptrace"
 	"sentry/platform/unotify"
 	"sentry/sentry"
-	"sentry/sentry/vfs"
 	"sentry/syscalls"
 )
 
@@ -107,6 +106,11 @@ func run(f *runFlags, argv []string) int {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		return exitUsage
 	}
+	creds, err := sentry.HostCredentials()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: reading its own credentials: %v\n", err)
+		return exitSandbox
+	}
 	shadowDir := newShadowDir()
 	if shadowDir != "" {
 		defer os.RemoveAll(shadowDir)
@@ -116,7 +120,7 @@ func run(f *runFlags, argv []string) int {
 		Umask:   uint32(umask),
 		Mounts:  newMounts(specs, shadowDir),
 		Scratch: newScratchMount(),
-		Creds:   vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
+		Creds:   creds,
 	}
 	switch f.platform {
 	case "ptrace", "unotify":

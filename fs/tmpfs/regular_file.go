@@ -159,11 +159,11 @@ func (i *inode) writeLocked(p []byte, off int64, c *vfs.Credentials) (int, error
 // (setattr_should_drop_sgid). Dropping them changes ctime, which the write
 // does anyway. i.mu must be held.
 func (i *inode) removePrivsLocked(c *vfs.Credentials) {
-	if c == nil || c.UID == 0 || i.mode&(unix.S_ISUID|unix.S_ISGID) == 0 {
+	if c == nil || c.Capable(vfs.CapFsetid) || i.mode&(unix.S_ISUID|unix.S_ISGID) == 0 {
 		return
 	}
 	i.mode &^= unix.S_ISUID
-	if i.mode&unix.S_ISGID != 0 && (i.mode&unix.S_IXGRP != 0 || !c.InGroup(i.gid)) {
+	if i.mode&unix.S_ISGID != 0 && (i.mode&unix.S_IXGRP != 0 || !c.InGroupOrCapable(i.gid, i.uid, i.gid)) {
 		i.mode &^= unix.S_ISGID
 	}
 }
