@@ -86,16 +86,21 @@ type Kernel struct {
 	// fifoMu; nsock is its size.
 	sockNames map[string]string
 	nsock     atomic.Int32
+
+	// ids is the identity the serving threads act with (ActAs).
+	ids identities
 }
 
 // NewKernel returns a kernel serving table.
 func NewKernel(opts Options, table *SyscallTable) *Kernel {
-	return &Kernel{
+	k := &Kernel{
 		Opts:  opts,
 		VFS:   vfs.New(opts.Mounts),
 		table: table,
 		tasks: map[int32]*Task{},
 	}
+	k.ids.init()
+	return k
 }
 
 // Table returns the syscall table.
@@ -152,6 +157,11 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		return platform.Result{}
 	}
 	defer t.mu.Unlock()
+	if err := k.ThreadUsable(); err != nil {
+		// This serving thread could not take the sentry's identity
+		// back: it serves nothing with another one.
+		return platform.Result{Action: platform.Done, Ret: -int64(err.(unix.Errno))}
+	}
 	if t.rewriting {
 		// The call a stopped call was rewritten into (the seccomp filter
 		// runs again on it): it is the sentry's own, for the host.
