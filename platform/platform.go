@@ -25,7 +25,43 @@ const (
 	// (an Injector.InstallFD that completed it): the platform does
 	// nothing more.
 	Responded
+	// Install makes the host issue SysInstallFD instead, with the same
+	// argument registers, and does not stop at its exit: the filter
+	// reports that call to the listener, and the Supervisor's
+	// SyscallNotify completes it with Injector.InstallFD, whose number is
+	// what the guest's own call returns. It is how a stopping platform
+	// gives the guest a descriptor the sentry opened (the guest's
+	// registers stay its own, so no exit stop has to restore them). Only
+	// valid from Syscall.
+	Install
 )
+
+// SysInstallFD is the sentry's install call: a syscall number no x86-64
+// kernel has (Linux's numbers end below 512, where x32's begin), which the
+// sandbox's filter reports to the sentry's notification listener. The
+// tracer rewrites a trapped call into it (Install). A guest that issues it
+// itself is answered ENOSYS, as a kernel answers an unknown number.
+const SysInstallFD = 0x5e47
+
+// Restart errnos (include/linux/errno.h): a call interrupted by a signal
+// returns one of these to the signal code, which restarts the call or
+// turns it into EINTR; user space never sees them.
+const (
+	ERESTARTSYS           = 512
+	ERESTARTNOINTR        = 513
+	ERESTARTNOHAND        = 514
+	ERESTART_RESTARTBLOCK = 516
+)
+
+// IsRestart reports whether ret (a syscall's return value) is a restart
+// errno.
+func IsRestart(ret int64) bool {
+	switch -ret {
+	case ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND, ERESTART_RESTARTBLOCK:
+		return true
+	}
+	return false
+}
 
 // Result is a Supervisor's decision for one trapped call.
 type Result struct {
@@ -71,18 +107,30 @@ type Supervisor interface {
 	Exec(tid, formerTID int32)
 	// Exit is called when thread tid has exited.
 	Exit(tid int32)
+	// Interrupted is asked at a signal-delivery stop of thread tid whose
+	// call sysno (args, at instruction pointer ip) was interrupted with
+	// ERESTARTSYS: true if that call never reached the sentry (a
+	// notification the signal withdrew before the sentry received it).
+	// Such a call is restarted whatever the handler's SA_RESTART says
+	// (ERESTARTNOINTR): it had no effect yet, and the file calls the
+	// sentry serves are not interruptible on Linux, so restarting it is
+	// what the guest would see had the signal come just before the call.
+	Interrupted(tid int32, sysno uintptr, args *SyscallArgs, ip uintptr) bool
 }
 
 // NotifySupervisor is a Supervisor that can also serve calls a platform
 // reports without stopping the guest in a debugger stop (seccomp user
-// notification). Such a call's registers cannot be changed: its handler
+// notification). Every platform runs one: the install call (SysInstallFD)
+// is always notified. Such a call's registers cannot be changed: its handler
 // must finish it with Passthrough or Done, and when it needs the guest's
 // descriptor table changed it asks the platform's Injector.
 type NotifySupervisor interface {
 	Supervisor
 	// SyscallNotify is Syscall for a notified call; id names the
-	// notification for the Injector. Rewrite is not a valid answer.
-	SyscallNotify(tid int32, sysno uintptr, args *SyscallArgs, id uint64) Result
+	// notification for the Injector and ip is the guest's instruction
+	// pointer. Rewrite and Install are not valid answers. The install call
+	// (SysInstallFD) arrives here too.
+	SyscallNotify(tid int32, sysno uintptr, args *SyscallArgs, id uint64, ip uintptr) Result
 	// SetInjector gives the supervisor the platform's Injector before the
 	// first notified call.
 	SetInjector(Injector)

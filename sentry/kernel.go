@@ -52,6 +52,9 @@ type Options struct {
 	Scratch *vfs.Mount
 	// Creds are the guest's file system credentials.
 	Creds vfs.Credentials
+	// Notifying says the platform reports the table's notify set by
+	// notification (the unotify platform) rather than stopping for it.
+	Notifying bool
 	// FaultSysno and FaultErrno, when FaultErrno is set, make every call
 	// of FaultSysno that the sentry serves itself fail with FaultErrno: a
 	// deliberate sandbox bug, for testing divergence reports.
@@ -151,7 +154,10 @@ func (k *Kernel) callingTask(tid int32, sysno uintptr) *Task {
 // without changing registers. A path the sentry resolved back to the host
 // cannot be handed to the host's call (no register can point at it), so
 // the table entry's Host serves such calls on the host itself.
-func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallArgs, id uint64) platform.Result {
+func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallArgs, id uint64, ip uintptr) platform.Result {
+	if sysno == platform.SysInstallFD {
+		return k.completeInstall(tid, id)
+	}
 	t := k.callingTask(tid, sysno)
 	if t == nil {
 		return platform.Result{}
@@ -199,6 +205,12 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		res = Err(unix.ENOSYS)
 	}
 	k.account(sysno, &res)
+	if res.Action == platform.Passthrough {
+		// The host runs it now, and may be interrupted doing so: a
+		// signal stop that finds this call interrupted must leave that to
+		// the host (Interrupted).
+		t.continued = continuedCall{sysno: sysno, args: *args, ip: ip, valid: true}
+	}
 	if len(t.deferred) > 0 {
 		t.runTaskWork()
 	}
@@ -262,6 +274,14 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		}
 	}
 	k.account(sysno, &res)
+	if res.Action == platform.Install {
+		// Completed when the install call is notified
+		// (completeInstall), which traces it.
+		if k.Opts.Strace != nil {
+			t.installs[len(t.installs)-1].traceArgs = k.decodeArgs(t, sysno, args)
+		}
+		return res.Result
+	}
 	if res.Action == platform.Rewrite {
 		if k.Opts.Strace != nil {
 			t.traceArgs = k.decodeArgs(t, sysno, args)
@@ -277,6 +297,62 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		k.trace(t, sysno, k.decodeArgs(t, sysno, args), res.Ret, res.Served)
 	}
 	return res.Result
+}
+
+// completeInstall serves the install call (platform.SysInstallFD) that a
+// stopped call was turned into (Task.InstallFile): the newest pending
+// install of the task is carried out, at the lowest free number, and its
+// number (or the install's error, after the handler's undo) is the
+// result of the guest's own call. A guest that issues the call itself
+// gets ENOSYS, as from a kernel without such a call.
+func (k *Kernel) completeInstall(tid int32, id uint64) platform.Result {
+	enosys := platform.Result{Action: platform.Done, Ret: -int64(unix.ENOSYS)}
+	t := k.Task(tid)
+	if t == nil {
+		return enosys
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(t.installs)
+	if n == 0 {
+		return enosys
+	}
+	in := t.installs[n-1]
+	t.installs[n-1] = pendingInstall{}
+	t.installs = t.installs[:n-1]
+	t.notifID = id
+	t.notify = true
+	res := t.installNow(in.file, in.hostFD, in.cloexec, in.undo)
+	t.notify = false
+	in.file.DecRef()
+	if k.Opts.Strace != nil {
+		k.trace(t, in.sysno, in.traceArgs, res.Ret, true)
+	}
+	return res.Result
+}
+
+// Interrupted implements platform.Supervisor.Interrupted.
+func (k *Kernel) Interrupted(tid int32, sysno uintptr, args *platform.SyscallArgs, ip uintptr) bool {
+	if sysno == platform.SysInstallFD {
+		// Never run by the host: only the sentry completes it.
+		return true
+	}
+	if !k.Opts.Notifying || sysno >= MaxSyscall || !k.table[sysno].Notify {
+		// A stopped call the sentry let the host run: the host's
+		// interruption is the guest's to see.
+		return false
+	}
+	t := k.Task(tid)
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.continued
+	// The sentry let the host run this very call (same number, arguments
+	// and place): the host was interrupted, as it would be natively. A
+	// later call that only looks the same is a blocking host call too.
+	return !(c.valid && c.sysno == sysno && c.args == *args && c.ip == ip)
 }
 
 // account applies --inject-fault to a call the sentry answered itself and
@@ -469,6 +545,7 @@ func (k *Kernel) unlinkTaskLocked(t *Task) {
 // want it.
 func (t *Task) release() {
 	t.mu.Lock()
+	t.dropInstalls(0)
 	t.runTaskWork()
 	t.fdt.DecUsers()
 	t.mu.Unlock()

@@ -84,6 +84,14 @@ type Task struct {
 	// rewriting is set from a rewrite to its syscall-exit stop: a
 	// notification of the task meanwhile is for the rewritten call.
 	rewriting bool
+	// continued is the last notified call the sentry let the host run
+	// (Kernel.Interrupted).
+	continued continuedCall
+	// installs are descriptors the sentry gives the guest once the call
+	// a stop turned into the install call is notified (InstallFile): a
+	// stack, since a signal handler's own opens may run between a call
+	// and its restarted install call.
+	installs []pendingInstall
 
 	fdt *FDTable
 	fs  *FSContext
@@ -140,6 +148,86 @@ type Task struct {
 	statx unix.Statx_t
 	// scratch holds per-call state between a rewrite and its exit.
 	scratch Scratch
+}
+
+// continuedCall identifies a notified call the host was let run.
+type continuedCall struct {
+	sysno uintptr
+	args  platform.SyscallArgs
+	ip    uintptr
+	valid bool
+}
+
+// pendingInstall is a descriptor InstallFile promised the guest's call.
+type pendingInstall struct {
+	file    *vfs.FileDescription
+	hostFD  int
+	cloexec bool
+	undo    func()
+	// sysno and traceArgs are the guest's call, for --strace.
+	sysno     uintptr
+	traceArgs string
+}
+
+// maxPendingInstalls bounds the installs a task may have waiting: each
+// holds a sentry descriptor, and a signal handler that never returns to
+// its interrupted call leaves its install waiting forever.
+const maxPendingInstalls = 8
+
+// dropInstalls cancels all but the newest keep pending installs.
+func (t *Task) dropInstalls(keep int) {
+	for len(t.installs) > keep {
+		in := t.installs[0]
+		unix.Close(in.hostFD)
+		if in.undo != nil {
+			in.undo()
+		}
+		in.file.DecRef()
+		t.installs = append(t.installs[:0], t.installs[1:]...)
+	}
+}
+
+// InstallFile gives the guest a descriptor for f: a copy of the sentry's
+// host descriptor hostFD (which it consumes), the file's placeholder, at
+// the lowest free number, with FD_CLOEXEC if cloexec; f is installed in
+// the task's FDTable at that number, and that number is the result of the
+// guest's call. On a notified call this happens now (the platform's
+// ADDFD); a stopped call becomes the install call (platform.Install) and
+// it happens when that call is notified. If no number is free (EMFILE),
+// undo runs and the call fails. The caller keeps its own reference on f.
+func (t *Task) InstallFile(f *vfs.FileDescription, hostFD int, cloexec bool, undo func()) Result {
+	if t.notify {
+		return t.installNow(f, hostFD, cloexec, undo)
+	}
+	if t.k.inj == nil {
+		unix.Close(hostFD)
+		if undo != nil {
+			undo()
+		}
+		return Err(unix.ENOSYS)
+	}
+	f.IncRef()
+	t.installs = append(t.installs, pendingInstall{file: f, hostFD: hostFD, cloexec: cloexec, undo: undo, sysno: t.sysno})
+	t.dropInstalls(maxPendingInstalls)
+	return Result{Result: platform.Result{Action: platform.Install}, Served: true}
+}
+
+// installNow is InstallFile on a notified call.
+func (t *Task) installNow(f *vfs.FileDescription, hostFD int, cloexec bool, undo func()) Result {
+	defer unix.Close(hostFD)
+	fd, old, err := t.fdt.InstallWith(func() (int32, error) {
+		return t.k.inj.InstallFD(t.notifID, hostFD, cloexec)
+	}, f, cloexec)
+	if old != nil {
+		old.DecRef()
+	}
+	if err != nil {
+		if undo != nil {
+			undo()
+		}
+		return ErrOf(err)
+	}
+	return Result{Result: platform.Result{Action: platform.Responded, Ret: int64(fd)}, Served: true}
 }
 
 // Scratch is a handler's state carried from a call's entry to its exit.

@@ -257,7 +257,7 @@ func TestAsGuestRestoreFails(t *testing.T) {
 			t.Errorf("second asGuest = %v, ran %v on a thread with another identity", err, ran)
 		}
 		args := platform.SyscallArgs{}
-		res := task.Kernel().SyscallNotify(task.TID, unix.SYS_CLOSE, &args, 1)
+		res := task.Kernel().SyscallNotify(task.TID, unix.SYS_CLOSE, &args, 1, 0)
 		if res.Action != platform.Done || res.Ret >= 0 {
 			t.Errorf("a notified call on the tainted thread = %+v, want an error", res)
 		}

@@ -9,7 +9,7 @@ import (
 	"os"
 	"runtime"
 
-	"sentry/platform/ptrace"
+	"sentry/platform/launch"
 )
 
 func init() {
@@ -18,11 +18,13 @@ func init() {
 	runtime.LockOSThread()
 }
 
-// Exit codes of the sandbox itself, like a shell's.
+// Exit codes of the sandbox itself, like a shell's (defined once, by the
+// init stage that reports a guest it cannot start), and of a bad command
+// line.
 const (
-	exitSandbox       = 125
-	exitNotExecutable = 126
-	exitNotFound      = 127
+	exitSandbox       = launch.ExitSandbox
+	exitNotExecutable = launch.ExitNotExecutable
+	exitNotFound      = launch.ExitNotFound
 	exitUsage         = 2
 )
 
@@ -42,8 +44,8 @@ and 127 when it is not found, like a shell.
 `
 
 func main() {
-	if len(os.Args) > 0 && os.Args[0] == ptrace.InitArg0 {
-		ptrace.InitMain()
+	if len(os.Args) > 0 && os.Args[0] == launch.InitArg0 {
+		launch.InitMain()
 	}
 	runtime.UnlockOSThread()
 	os.Exit(mainWithArgs(os.Args[1:]))

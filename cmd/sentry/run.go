@@ -18,8 +18,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sys/unix"
 
+	"sentry/platform/launch"
 	"sentry/platform/ptrace"
-	"sentry/platform/unotify"
 	"sentry/sentry"
 	"sentry/syscalls"
 )
@@ -175,6 +175,7 @@ func run(f *runFlags, argv []string) int {
 	if f.strace {
 		opts.Strace = logger
 	}
+	opts.Notifying = f.platform == "unotify"
 	k := sentry.NewKernel(opts, table)
 
 	// Signals meant for the sandbox go to the guest, as they would to the
@@ -201,21 +202,21 @@ func run(f *runFlags, argv []string) int {
 
 	begin := time.Now()
 	cfg := ptrace.Config{
-		Path:           path,
-		Argv:           argv,
-		Env:            env,
-		Traps:          table.Traps(),
-		DefaultSignals: defaultSignals,
-		CPU:            f.cpu,
-		Started:        func(pid int) { started <- pid },
+		Spec: launch.Spec{
+			Path:           path,
+			Argv:           argv,
+			Env:            env,
+			Traps:          table.Traps(),
+			DefaultSignals: defaultSignals,
+		},
+		CPU:     f.cpu,
+		Started: func(pid int) { started <- pid },
 	}
-	var ws unix.WaitStatus
 	if f.platform == "unotify" {
+		// The hot calls notify instead of stopping.
 		cfg.Traps, cfg.Notify = table.Split()
-		ws, err = unotify.Run(cfg, k)
-	} else {
-		ws, err = ptrace.Run(cfg, k)
 	}
+	ws, err := ptrace.Run(cfg, k)
 	elapsed := time.Since(begin)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)

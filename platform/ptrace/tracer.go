@@ -5,44 +5,31 @@
 package ptrace
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
-	"syscall"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
+	"sentry/platform/launch"
+	"sentry/platform/unotify"
 )
 
-// Config says what guest to run.
+// Config says what guest to run and how.
 type Config struct {
-	// Path is the guest executable, already looked up; Argv and Env are
-	// its arguments and environment.
-	Path string
-	Argv []string
-	Env  []string
-	// Traps are the syscall numbers that stop the guest.
-	Traps []uintptr
-	// DefaultSignals are reset to SIG_DFL in the guest (signals the
-	// sandbox ignores for itself).
-	DefaultSignals []int
-	// CPU pins the tracer thread and the guest to one CPU when >= 0: a
-	// trap then costs two context switches on one CPU instead of two
-	// cross-CPU wake-ups (several times faster on a VM). -1 leaves them
-	// free.
+	// Spec is the guest (path, arguments, environment) and the filter
+	// (the calls that stop, the calls that notify).
+	launch.Spec
+	// CPU pins the tracer thread, the serving threads and the guest to one
+	// CPU when >= 0: a trap then costs two context switches on one CPU
+	// instead of two cross-CPU wake-ups (several times faster on a VM).
+	// -1 leaves them free.
 	CPU int
 	// Started, if set, is called with the guest's pid once it is traced.
 	Started func(pid int)
-	// Notify are calls reported to a seccomp user-notification listener
-	// instead of stopping for the tracer (the unotify platform, which
-	// keeps this tracer for fork, exec, exit and signals). OnListener is
-	// then called with the sentry's copy of the listener before the guest
-	// runs, from a goroutine of its own.
-	Notify     []uintptr
-	OnListener func(listener int) error
 }
 
 const seizeOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACESECCOMP |
@@ -59,7 +46,11 @@ type thread struct {
 	// saved are the guest's argument registers before a rewrite changed
 	// them: x86-64 syscalls preserve them, and compiled code relies on it.
 	saved   [6]uint64
+	savedNo uint64
 	changed bool
+	// chained is set while a rewritten call is a reissued one (see
+	// reissued): its exit does not restore what a restart would need.
+	chained bool
 	// reissued is set while the thread runs the call reissuedNo the
 	// supervisor reissued after a rewritten one: saved still holds the
 	// guest's own registers, which the last call of the chain restores.
@@ -83,10 +74,11 @@ type tracer struct {
 	args platform.SyscallArgs
 }
 
-// Run starts the guest under the tracer and serves it until its first
-// process exits; what is left of the guest is then killed. It returns the
-// first process's wait status.
-func Run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
+// Run starts the guest under the tracer, serves its stops on this platform
+// and its notifications with a unotify.Server until its first process
+// exits; what is left of the guest is then killed. It returns the first
+// process's wait status.
+func Run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 	type result struct {
 		ws  unix.WaitStatus
 		err error
@@ -104,7 +96,7 @@ func Run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
 	return r.ws, r.err
 }
 
-func run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
+func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 	if cfg.CPU >= 0 {
 		var set unix.CPUSet
 		set.Set(cfg.CPU)
@@ -112,37 +104,12 @@ func run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
 			return 0, fmt.Errorf("pin tracer to CPU %d: %w", cfg.CPU, err)
 		}
 	}
-	spec, err := json.Marshal(initSpec{Path: cfg.Path, Argv: cfg.Argv, Env: cfg.Env, Traps: cfg.Traps, Notify: cfg.Notify, DefaultSignals: cfg.DefaultSignals})
-	if err != nil {
-		return 0, err
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return 0, fmt.Errorf("spec pipe: %w", err)
-	}
-	// The init stage is forked from this thread, so it inherits the CPU
-	// pinning; it waits on the pipe until it is seized.
-	files := []uintptr{0, 1, 2, r.Fd()}
-	var sock [2]int
-	if len(cfg.Notify) > 0 {
-		sock, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return 0, fmt.Errorf("listener socket: %w", err)
-		}
-		defer unix.Close(sock[0])
-		files = append(files, uintptr(sock[1]))
-	}
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{InitArg0}, &syscall.ProcAttr{
-		Env:   cfg.Env,
-		Files: files,
-	})
-	r.Close()
-	if len(cfg.Notify) > 0 {
-		unix.Close(sock[1])
-	}
-	if err != nil {
-		w.Close()
-		return 0, fmt.Errorf("start init stage: %w", err)
+	// A guest process the tracer does not see (one that escaped being
+	// traced, or whose tracer link broke) is still the sentry's
+	// descendant; as a subreaper the sentry inherits it when its parent
+	// dies, so that killAll finds it.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return 0, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}
 	// Every ptrace stop sends the tracer SIGCHLD. The Go runtime installs a
 	// handler for it that does nothing, but delivering it still costs a
@@ -150,70 +117,42 @@ func run(cfg Config, sup platform.Supervisor) (unix.WaitStatus, error) {
 	// the kernel drop it at send time (sig_task_ignored), as for a C
 	// tracer. Children are still reaped by wait4 alone: unlike SIG_IGN,
 	// SIG_DFL does not auto-reap. Measured: fstat 129k -> 158k ops/s.
-	setDefaultAction(int(unix.SIGCHLD))
-	t := &tracer{sup: sup, initPID: int32(pid), threads: map[int32]*thread{}, early: map[int32]bool{}}
-	if e := seize(int32(pid), seizeOptions); e != 0 {
-		w.Close()
-		unix.Kill(pid, unix.SIGKILL)
-		var ws unix.WaitStatus
-		unix.Wait4(pid, &ws, 0, nil)
-		return 0, fmt.Errorf("ptrace(PTRACE_SEIZE, %d): %w", pid, e)
-	}
-	t.threads[int32(pid)] = &thread{}
-	sup.NewTask(0, int32(pid), platform.NewTaskFork)
-	_, werr := w.Write(spec)
-	w.Close()
-	if werr != nil {
-		unix.Kill(pid, unix.SIGKILL)
-		return 0, fmt.Errorf("send spec to init stage: %w", werr)
-	}
-	if len(cfg.Notify) > 0 {
-		// The tracer must already be serving its stops while the init
-		// stage hands the listener over.
-		go takeListener(pid, sock[0], cfg.OnListener)
-	}
-	if cfg.Started != nil {
-		cfg.Started(pid)
-	}
-	return t.loop()
-}
-
-// takeListener takes the sentry's copy of the init stage's notification
-// listener and lets the init stage go on. On failure the init stage is
-// killed: its calls would wait for a listener nobody serves.
-func takeListener(pid int, sock int, onListener func(int) error) {
-	fail := func(err error) {
-		fmt.Fprintf(os.Stderr, "sentry: unotify: %v\n", err)
-		unix.Kill(pid, unix.SIGKILL)
-	}
-	var buf [16]byte
-	n, err := unix.Read(sock, buf[:])
-	if n <= 0 {
-		if err != nil {
-			fail(fmt.Errorf("read listener number: %w", err))
+	launch.SetDefaultAction(int(unix.SIGCHLD))
+	t := &tracer{sup: sup, threads: map[int32]*thread{}, early: map[int32]bool{}}
+	g, err := launch.Start(&cfg.Spec, func(pid int) error {
+		t.initPID = int32(pid)
+		if e := seize(int32(pid), seizeOptions); e != 0 {
+			return fmt.Errorf("ptrace(PTRACE_SEIZE, %d): %w", pid, e)
 		}
-		// EOF: the init stage failed before loading its filter and said
-		// why itself.
-		return
-	}
-	num, err := strconv.Atoi(string(buf[:n]))
+		t.threads[int32(pid)] = &thread{}
+		sup.NewTask(0, int32(pid), platform.NewTaskFork)
+		return nil
+	})
 	if err != nil {
-		fail(fmt.Errorf("bad listener number %q", buf[:n]))
-		return
+		return 0, err
 	}
-	listener, err := platform.GetFD(int32(pid), int32(num))
-	if err != nil {
-		fail(fmt.Errorf("pidfd_getfd(%d, %d): %w", pid, num, err))
-		return
+	// The tracer must already be serving its stops while the init stage
+	// hands the listener over.
+	servers := make(chan *unotify.Server, 1)
+	go func() {
+		listener, ok, err := g.TakeListener()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
+		}
+		if !ok {
+			servers <- nil
+			return
+		}
+		servers <- unotify.Start(listener, sup, cfg.CPU)
+	}()
+	if cfg.Started != nil {
+		cfg.Started(g.Pid)
 	}
-	if err := onListener(listener); err != nil {
-		unix.Close(listener)
-		fail(err)
-		return
+	ws, err := t.loop()
+	if srv := <-servers; srv != nil {
+		srv.Stop()
 	}
-	if _, err := unix.Write(sock, []byte{1}); err != nil {
-		fail(fmt.Errorf("release init stage: %w", err))
-	}
+	return ws, err
 }
 
 // loop waits for stops until the first process exits.
@@ -251,6 +190,12 @@ func (t *tracer) exited(tid int32) {
 // killAll ends what is left of the guest once its first process is gone,
 // as the sandbox's contract says; PTRACE_O_EXITKILL would do it too when
 // the tracer exits, this makes it immediate.
+//
+// Processes the tracer never saw (a guest cannot escape being traced,
+// but if one did) are found as the sentry's children: it is a subreaper, so
+// every orphaned guest process becomes its child. The sweep kills and
+// reaps them until none is left (children of killed processes are
+// orphaned in turn).
 func (t *tracer) killAll() {
 	for tid := range t.threads {
 		unix.Kill(int(tid), unix.SIGKILL)
@@ -258,6 +203,38 @@ func (t *tracer) killAll() {
 	for tid := range t.early {
 		unix.Kill(int(tid), unix.SIGKILL)
 	}
+	for round := 0; round < 1000; round++ {
+		kids := children()
+		if len(kids) == 0 {
+			return
+		}
+		for _, pid := range kids {
+			unix.Kill(pid, unix.SIGKILL)
+		}
+		for _, pid := range kids {
+			var ws unix.WaitStatus
+			unix.Wait4(pid, &ws, unix.WALL, nil)
+		}
+	}
+}
+
+// children lists the sentry's child processes (/proc/PID/task/TID/children
+// of each of its threads: a child belongs to the thread that forked it).
+func children() []int {
+	tasks, _ := os.ReadDir("/proc/self/task")
+	var pids []int
+	for _, task := range tasks {
+		data, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
 }
 
 func (t *tracer) stopped(tid int32, ws unix.WaitStatus) {
@@ -306,7 +283,7 @@ func (t *tracer) stopped(tid int32, ws unix.WaitStatus) {
 		}
 	case event == 0:
 		// Signal-delivery stop: deliver the signal as the kernel would.
-		resume(tid, th, int(sig))
+		t.signalStop(tid, th, int(sig))
 	default:
 		resume(tid, th, 0)
 	}
@@ -321,6 +298,25 @@ func resume(tid int32, th *thread, sig int) {
 		return
 	}
 	cont(tid, sig)
+}
+
+// signalStop delivers sig to a thread stopped for its delivery. A call the
+// signal withdrew before the sentry saw it (a notification not yet
+// received) is made to restart whatever the handler's SA_RESTART says: it
+// had no effect, and the calls the sentry serves cannot be interrupted on
+// Linux (see Supervisor.Interrupted).
+func (t *tracer) signalStop(tid int32, th *thread, sig int) {
+	regs := &t.regs
+	if getRegs(tid, regs) == 0 && int64(regs.Orig_rax) >= 0 && int64(regs.Rax) == -platform.ERESTARTSYS {
+		t.args = platform.SyscallArgs{uintptr(regs.Rdi), uintptr(regs.Rsi), uintptr(regs.Rdx),
+			uintptr(regs.R10), uintptr(regs.R8), uintptr(regs.R9)}
+		if t.sup.Interrupted(tid, uintptr(regs.Orig_rax), &t.args, uintptr(regs.Rip)) {
+			restart := -int64(platform.ERESTARTNOINTR)
+			regs.Rax = uint64(restart)
+			setRegs(tid, regs)
+		}
+	}
+	resume(tid, th, sig)
 }
 
 func (t *tracer) newTask(parent int32, event int) {
@@ -369,11 +365,20 @@ func (t *tracer) syscallEnter(tid int32, th *thread) {
 		}
 		setRegs(tid, regs)
 		cont(tid, 0)
+	case platform.Install:
+		// The filter runs again on the changed number (seccomp's
+		// recheck after a tracer) and notifies the listener; the
+		// argument registers are the guest's own.
+		regs.Orig_rax = platform.SysInstallFD
+		setRegs(tid, regs)
+		cont(tid, 0)
 	case platform.Rewrite:
-		regs.Orig_rax = uint64(res.Sysno)
 		if !chained {
 			th.saved = [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}
+			th.savedNo = regs.Orig_rax
 		}
+		th.chained = chained
+		regs.Orig_rax = uint64(res.Sysno)
 		regs.Rdi, regs.Rsi, regs.Rdx = uint64(res.Args[0]), uint64(res.Args[1]), uint64(res.Args[2])
 		regs.R10, regs.R8, regs.R9 = uint64(res.Args[3]), uint64(res.Args[4]), uint64(res.Args[5])
 		th.changed = th.saved != [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}
@@ -397,6 +402,20 @@ func (t *tracer) syscallExit(tid int32, th *thread) {
 		return
 	}
 	ret := t.sup.SyscallExit(tid, int64(regs.Rax))
+	if platform.IsRestart(int64(regs.Rax)) && !th.chained {
+		// A signal interrupted the rewritten call (a FIFO's open, a
+		// lock's wait): the kernel restarts the call in orig_rax with the
+		// argument registers, or returns EINTR, once the signal is
+		// handled. The guest's own call must be the one restarted, as it
+		// issued it; the sentry serves it again from the start.
+		regs.Orig_rax = th.savedNo
+		s := &th.saved
+		regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9 = s[0], s[1], s[2], s[3], s[4], s[5]
+		setRegs(tid, regs)
+		t.sup.Reissue(tid)
+		cont(tid, 0)
+		return
+	}
 	if sysno, args, ok := t.sup.Reissue(tid); ok {
 		// Back up over the 2-byte syscall instruction so the guest runs
 		// it again with the new call in rax (x86-64 reads the number from

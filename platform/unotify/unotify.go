@@ -1,17 +1,16 @@
-// Package unotify is the platform that serves a guest's hot system calls
-// by seccomp user notification (SECCOMP_RET_USER_NOTIF) instead of ptrace
-// stops: the guest thread sleeps in the kernel while a sentry thread reads
-// the notification, serves it and answers, and with
-// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP the two hand the CPU to each other
+// Package unotify serves the notifications of the sandbox's seccomp
+// filter (SECCOMP_RET_USER_NOTIF): the guest thread sleeps in the kernel
+// while a sentry thread reads the notification, serves it and answers, and
+// with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP the two hand the CPU to each other
 // without a scheduler round trip. No registers can be changed this way, so
 // a call is either passed through (SECCOMP_USER_NOTIF_FLAG_CONTINUE),
 // answered, or given a descriptor (SECCOMP_IOCTL_NOTIF_ADDFD).
 //
-// What a notification cannot see (a new thread's id, a successful exec,
-// an exit) and the calls whose handlers rewrite registers (dup, exec,
-// chdir, ...) stay with the ptrace platform's tracer, which then only
-// stops at those rare events: the guest is seized as on the ptrace
-// platform, so PTRACE_O_EXITKILL still kills it with the sandbox.
+// Every platform runs a Server: the install call the tracer rewrites calls
+// into (platform.SysInstallFD) is always notified. On the unotify
+// platform the hot calls (open, close, stat, ...) are notified too, and
+// the tracer only stops at the rarer ones and at fork, exec, exit and
+// signals.
 package unotify
 
 import (
@@ -25,21 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
-	"sentry/platform/ptrace"
 )
-
-// Run starts the guest and serves it until its first process exits, as
-// ptrace.Run, with cfg.Notify served by notification.
-func Run(cfg ptrace.Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
-	if len(cfg.Notify) == 0 {
-		return 0, fmt.Errorf("unotify: no calls to serve by notification")
-	}
-	s := &server{sup: sup, cpu: cfg.CPU}
-	cfg.OnListener = s.start
-	ws, err := ptrace.Run(cfg, sup)
-	s.stop()
-	return ws, err
-}
 
 // seccompNotif is struct seccomp_notif.
 type seccompNotif struct {
@@ -91,7 +76,13 @@ type server struct {
 	stopped atomic.Bool
 }
 
-func (s *server) start(listener int) error {
+// Server answers the notifications of one listener.
+type Server = server
+
+// Start serves listener (the sentry's own copy, which the Server closes
+// at Stop) for sup; cpu >= 0 pins the serving threads there.
+func Start(listener int, sup platform.NotifySupervisor, cpu int) *Server {
+	s := &server{sup: sup, cpu: cpu}
 	// The flags are the ioctl's argument itself, not a pointer to them
 	// (seccomp_notify_set_flags).
 	// Linux before 6.6 refuses it: correct, only slower.
@@ -100,7 +91,7 @@ func (s *server) start(listener int) error {
 	s.sup.SetInjector(s)
 	s.threads.Add(1)
 	go s.serve()
-	return nil
+	return s
 }
 
 // fail reports a serving thread that could not start; the ones running go
@@ -109,9 +100,9 @@ func (s *server) fail(err error) {
 	fmt.Fprintf(os.Stderr, "sentry: unotify: %v\n", err)
 }
 
-// stop ends the serving threads once the guest is gone: closing the
+// Stop ends the serving threads once the guest is gone: closing the
 // listener makes their waits fail.
-func (s *server) stop() {
+func (s *server) Stop() {
 	if s.listener > 0 && s.stopped.CompareAndSwap(false, true) {
 		unix.Close(s.listener)
 	}
@@ -157,7 +148,7 @@ func (s *server) serve() {
 		}
 		args = platform.SyscallArgs{uintptr(req.args[0]), uintptr(req.args[1]), uintptr(req.args[2]),
 			uintptr(req.args[3]), uintptr(req.args[4]), uintptr(req.args[5])}
-		res := s.sup.SyscallNotify(int32(req.pid), uintptr(req.nr), &args, req.id)
+		res := s.sup.SyscallNotify(int32(req.pid), uintptr(req.nr), &args, req.id, uintptr(req.ip))
 		if res.Action != platform.Responded {
 			resp = seccompNotifResp{id: req.id}
 			switch res.Action {

@@ -1,4 +1,4 @@
-package ptrace
+package launch
 
 import (
 	"fmt"
@@ -7,19 +7,27 @@ import (
 
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
+
+	"sentry/platform"
 )
 
-// loadFilter installs the trap filter on the calling thread only (no TSYNC:
-// the init stage's main thread is the one that execs the guest). Listed
-// calls stop the guest for the tracer (SECCOMP_RET_TRACE); every other call
-// runs on the host at native speed. Calls of a foreign architecture (int
-// 0x80, x32) fail with ENOSYS: the sandbox only models x86-64 and they would
-// otherwise reach the host's files behind the sentry's back.
+// loadFilter installs the sandbox's filter on the calling thread only (no
+// TSYNC: the init stage's main thread is the one that execs the guest) and
+// returns its user-notification listener. Calls in traps stop the guest for
+// the tracer (SECCOMP_RET_TRACE); calls in notify, and the sentry's own
+// install call (platform.SysInstallFD, which the tracer rewrites a call
+// into when the sentry must give the guest a descriptor), are reported to
+// the listener (SECCOMP_RET_USER_NOTIF); every other call runs on the host
+// at native speed. Calls of a foreign architecture (int 0x80, x32) fail
+// with ENOSYS: the sandbox only models x86-64 and they would otherwise
+// reach the host's files behind the sentry's back.
 //
-// Calls in notify are reported to a seccomp user-notification listener
-// instead (SECCOMP_RET_USER_NOTIF): the filter is then loaded with
-// SECCOMP_FILTER_FLAG_NEW_LISTENER and the listener's fd is returned (-1
-// without notify).
+// SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV makes a notified call
+// uninterruptible by non-fatal signals once the sentry has received it:
+// the sentry's answer is then always the call's result, so a call the
+// sentry served is never restarted and served twice (a signal arriving
+// before the receipt still interrupts it; the tracer restarts such calls,
+// see ptrace's signal stops).
 func loadFilter(traps, notify []uintptr) (int, error) {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
@@ -42,16 +50,10 @@ func loadFilter(traps, notify []uintptr) (int, error) {
 			return -1, fmt.Errorf("seccomp: trap syscall %d: %w", nr, err)
 		}
 	}
-	for _, nr := range notify {
+	for _, nr := range append(notify, platform.SysInstallFD) {
 		if err := f.AddRule(seccomp.ScmpSyscall(nr), seccomp.ActNotify); err != nil {
 			return -1, fmt.Errorf("seccomp: notify syscall %d: %w", nr, err)
 		}
-	}
-	if len(notify) == 0 {
-		if err := f.Load(); err != nil {
-			return -1, fmt.Errorf("seccomp: load: %w", err)
-		}
-		return -1, nil
 	}
 	// libseccomp-golang always loads with SECCOMP_FILTER_FLAG_TSYNC, but
 	// the listener must be handed over by a thread the filter does not
@@ -61,9 +63,10 @@ func loadFilter(traps, notify []uintptr) (int, error) {
 		return -1, err
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	fd, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	fd, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, uintptr(unsafe.Pointer(&fprog)))
 	if e != 0 {
-		return -1, fmt.Errorf("seccomp: load with a listener: %w", e)
+		return -1, fmt.Errorf("seccomp: load with a listener (Linux 5.19 or later is needed): %w", e)
 	}
 	return int(fd), nil
 }

@@ -1,0 +1,266 @@
+// Package launch starts a guest for every platform: the sentry binary
+// re-executed as an init stage that waits until it is traced, installs the
+// sandbox's seccomp filter on itself, hands the filter's user-notification
+// listener to the sentry and execs the guest. Both platforms stop the guest
+// with ptrace for fork, exec, exit and signals and receive notifications
+// from the same filter; they differ only in which calls notify instead of
+// stopping (Spec.Notify).
+package launch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+)
+
+// InitArg0 is argv[0] of the init stage: the sentry binary re-executed as
+// the guest's first process. main must call InitMain when it sees it,
+// before doing anything else, from the main goroutine locked to the main
+// thread (runtime.LockOSThread in an init function).
+const InitArg0 = "[sentry-init]"
+
+// specFD is the init stage's fd carrying the spec; reading it also waits
+// until the tracer has attached.
+const specFD = 3
+
+// listenerFD is the init stage's end of the socket it tells the sentry its
+// notification listener's number on.
+const listenerFD = 4
+
+// Spec is what the sentry sends the init stage.
+type Spec struct {
+	Path  string
+	Argv  []string
+	Env   []string
+	Traps []uintptr
+	// Notify are the calls reported to the user-notification listener
+	// instead of stopping for the tracer (the install call, SysInstallFD,
+	// always is).
+	Notify []uintptr
+	// DefaultSignals are set back to SIG_DFL before the exec: the sandbox
+	// ignores them for itself, the guest must not inherit that.
+	DefaultSignals []int
+}
+
+// Exit codes of the sandbox itself, like a shell's: the guest cannot be
+// started (not found, not executable) or the sandbox failed.
+const (
+	ExitNotFound      = 127
+	ExitNotExecutable = 126
+	ExitSandbox       = 125
+)
+
+// InitMain runs the init stage and never returns: it waits for the tracer,
+// loads the filter on this thread, hands the listener over and execs the
+// guest.
+func InitMain() {
+	spec, err := readSpec()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: init: %v\n", err)
+		os.Exit(ExitSandbox)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: init: prctl(PR_SET_NO_NEW_PRIVS): %v\n", err)
+		os.Exit(ExitSandbox)
+	}
+	handOver := startListenerHandOver()
+	listener, err := loadFilter(spec.Traps, spec.Notify)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: init: %v\n", err)
+		os.Exit(ExitSandbox)
+	}
+	handOver.finish(listener)
+	for _, sig := range spec.DefaultSignals {
+		SetDefaultAction(sig)
+	}
+	err = unix.Exec(spec.Path, spec.Argv, spec.Env)
+	// Only a failed exec gets here: report it as a shell would.
+	code := ExitNotExecutable
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		code = ExitNotFound
+	}
+	fmt.Fprintf(os.Stderr, "sentry: %s: %v\n", spec.Path, err)
+	os.Exit(code)
+}
+
+// readSpec reads the spec with raw reads (no runtime poller, which would
+// open an epoll fd the guest would inherit) and closes its fd.
+func readSpec() (*Spec, error) {
+	var data []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(specFD, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read spec: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+		data = append(data, buf[:n]...)
+	}
+	unix.Close(specFD)
+	var s Spec
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("decode spec: %w", err)
+	}
+	return &s, nil
+}
+
+// SetDefaultAction sets sig's disposition to SIG_DFL with a raw
+// rt_sigaction, behind the Go runtime's back: in the init stage the exec
+// follows at once; in the tracer, only for SIGCHLD, which the runtime does
+// not use (nothing in the sentry calls signal.Notify for it).
+func SetDefaultAction(sig int) {
+	var act [4]uint64 // struct kernel_sigaction: handler, flags, restorer, mask
+	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)
+}
+
+// listenerHandOver tells the sentry the listener's number and waits until
+// it has taken its own copy (pidfd_getfd); then the listener is closed: the
+// guest must not hold its own supervisor's listener. Once the filter is
+// loaded, the main thread's notifying calls wait for a listener nobody
+// serves yet, so the exchange runs on a thread locked before the filter
+// was loaded (the filter is loaded without TSYNC, and a thread created
+// later by the main thread would inherit it); the main thread only waits
+// on a channel (futex, never notified).
+type listenerHandOver struct {
+	fd   chan int
+	done chan error
+}
+
+func startListenerHandOver() *listenerHandOver {
+	h := &listenerHandOver{fd: make(chan int), done: make(chan error)}
+	ready := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		close(ready)
+		listener := <-h.fd
+		if _, err := unix.Write(listenerFD, []byte(strconv.Itoa(listener))); err != nil {
+			h.done <- fmt.Errorf("send listener: %w", err)
+			return
+		}
+		var ack [1]byte
+		if n, err := unix.Read(listenerFD, ack[:]); n != 1 {
+			h.done <- fmt.Errorf("wait for the sentry to take the listener: %v", err)
+			return
+		}
+		h.done <- nil
+	}()
+	<-ready
+	return h
+}
+
+func (h *listenerHandOver) finish(listener int) {
+	h.fd <- listener
+	if err := <-h.done; err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: init: %v\n", err)
+		os.Exit(ExitSandbox)
+	}
+	unix.Close(listener)
+	unix.Close(listenerFD)
+}
+
+// Guest is an init stage started by Start.
+type Guest struct {
+	// Pid is the init stage's (and then the guest's first) process id.
+	Pid  int
+	sock int
+}
+
+// Start forks the init stage from the calling thread (so it inherits the
+// thread's CPU pinning), calls attach with its pid while it waits, then
+// sends it spec. The caller must serve the guest's ptrace stops from then
+// on, and take the listener with TakeListener from another goroutine: the
+// init stage hands it over while it is already traced.
+func Start(spec *Spec, attach func(pid int) error) (*Guest, error) {
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("spec pipe: %w", err)
+	}
+	sock, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("listener socket: %w", err)
+	}
+	// The init stage waits on the spec pipe until it is attached.
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{InitArg0}, &syscall.ProcAttr{
+		Env:   spec.Env,
+		Files: []uintptr{0, 1, 2, r.Fd(), uintptr(sock[1])},
+	})
+	r.Close()
+	unix.Close(sock[1])
+	if err != nil {
+		w.Close()
+		unix.Close(sock[0])
+		return nil, fmt.Errorf("start init stage: %w", err)
+	}
+	g := &Guest{Pid: pid, sock: sock[0]}
+	if err := attach(pid); err != nil {
+		w.Close()
+		g.kill()
+		return nil, err
+	}
+	_, werr := w.Write(data)
+	w.Close()
+	if werr != nil {
+		g.kill()
+		return nil, fmt.Errorf("send spec to init stage: %w", werr)
+	}
+	return g, nil
+}
+
+func (g *Guest) kill() {
+	unix.Kill(g.Pid, unix.SIGKILL)
+	unix.Close(g.sock)
+}
+
+// TakeListener takes the sentry's copy of the init stage's notification
+// listener (pidfd_getfd) and lets the init stage go on to exec the guest.
+// On failure the init stage is killed: its calls would wait for a
+// listener nobody serves. ok is false without an error when the init stage
+// failed before loading its filter (it said why itself).
+func (g *Guest) TakeListener() (listener int, ok bool, err error) {
+	defer unix.Close(g.sock)
+	fail := func(err error) (int, bool, error) {
+		unix.Kill(g.Pid, unix.SIGKILL)
+		return -1, false, err
+	}
+	var buf [16]byte
+	n, err := unix.Read(g.sock, buf[:])
+	if n <= 0 {
+		if err != nil {
+			return fail(fmt.Errorf("read listener number: %w", err))
+		}
+		return -1, false, nil
+	}
+	num, err := strconv.Atoi(string(buf[:n]))
+	if err != nil {
+		return fail(fmt.Errorf("bad listener number %q", buf[:n]))
+	}
+	listener, err = platform.GetFD(int32(g.Pid), int32(num))
+	if err != nil {
+		return fail(fmt.Errorf("pidfd_getfd(%d, %d): %w", g.Pid, num, err))
+	}
+	if _, err := unix.Write(g.sock, []byte{1}); err != nil {
+		unix.Close(listener)
+		return fail(fmt.Errorf("release init stage: %w", err))
+	}
+	return listener, true, nil
+}
