@@ -28,6 +28,7 @@ func (i *inode) SetAttr(c *vfs.Credentials, a *vfs.Attr) error {
 	now := nowNanos()
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	i.reconcileModeLocked()
 	owner := c.OwnerOrCapable(i.uid, i.gid)
 	if a.Mask&(vfs.AttrAtime|vfs.AttrMtime) != 0 {
 		explicit := (a.Mask&vfs.AttrAtime != 0 && !a.AtimeNow) || (a.Mask&vfs.AttrMtime != 0 && !a.MtimeNow)
@@ -92,5 +93,6 @@ func (i *inode) SetAttr(c *vfs.Credentials, a *vfs.Attr) error {
 		}
 	}
 	i.ctime = now
+	i.mirrorAttrLocked(a)
 	return nil
 }

@@ -15,7 +15,11 @@ import (
 // serving threads and the tracer do on unotify; the race detector finds
 // any unsynchronized access, and the access mode never changes.
 func TestFileDescriptionFlagsRace(t *testing.T) {
-	fs := tmpfs.New(tmpfs.Options{RootMode: 01777})
+	fs, err := tmpfs.New(tmpfs.Options{RootMode: 01777})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Release()
 	d, err := fs.Root().Create("f", 0o644, &vfs.Credentials{})
 	if err != nil {
 		t.Fatal(err)
