@@ -93,16 +93,21 @@ type Kernel struct {
 	// fifoMu; nsock is its size.
 	sockNames map[string]string
 	nsock     atomic.Int32
+
+	// ids is the identity the serving threads act with (ActAs).
+	ids identities
 }
 
 // NewKernel returns a kernel serving table.
 func NewKernel(opts Options, table *SyscallTable) *Kernel {
-	return &Kernel{
+	k := &Kernel{
 		Opts:  opts,
 		VFS:   vfs.New(opts.Mounts),
 		table: table,
 		tasks: map[int32]*Task{},
 	}
+	k.ids.init()
+	return k
 }
 
 // Table returns the syscall table.
@@ -172,6 +177,11 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		return platform.Result{}
 	}
 	defer t.mu.Unlock()
+	if err := k.ThreadUsable(); err != nil {
+		// This serving thread could not take the sentry's identity
+		// back: it serves nothing with another one.
+		return platform.Result{Action: platform.Done, Ret: -int64(err.(unix.Errno))}
+	}
 	if t.rewriting {
 		// The call a stopped call was rewritten into (the seccomp filter
 		// runs again on it): it is the sentry's own, for the host.
@@ -458,6 +468,11 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		case platform.NewTaskVfork:
 			flags &^= unix.CLONE_THREAD
 		}
+		if flags&unix.CLONE_NEWUSER != 0 {
+			// The child is in a new user namespace: every capability
+			// there, none in the sentry's.
+			child.RefreshCreds()
+		}
 		if flags&unix.CLONE_THREAD != 0 {
 			child.TG = parent.TG
 		} else {
@@ -548,6 +563,8 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 	for _, f := range t.fdt.RemoveIf(func(_ int32, cloexec bool) bool { return cloexec }) {
 		f.DecRef()
 	}
+	// Exec recomputes the capabilities (and a set-id binary the ids).
+	t.RefreshCreds()
 }
 
 // Exit implements platform.Supervisor.Exit.

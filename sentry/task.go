@@ -1,9 +1,7 @@
 package sentry
 
 import (
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -103,7 +101,8 @@ type Task struct {
 	// exit completes a rewritten call at its syscall-exit stop.
 	exit ExitFn
 	// creds are the task's file system credentials (Linux's cred:
-	// fsuid, fsgid, groups), copied at clone, refreshed after set*id.
+	// fsuid, fsgid, groups, effective capabilities), copied at clone,
+	// refreshed after set*id, capset and exec.
 	creds *vfs.Credentials
 	// sysno is the call being served, for --strace and counters.
 	sysno uintptr
@@ -315,42 +314,16 @@ func (t *Task) ReadPath(addr uintptr) ([]byte, error) {
 // Creds are the credentials the task acts with on the sentry's files.
 func (t *Task) Creds() *vfs.Credentials { return t.creds }
 
-// RefreshCreds re-reads the task's fsuid, fsgid and supplementary groups
-// from the kernel (/proc/TID/status) after a set*id call changed them:
-// the kernel applied its own rules, the sentry takes the outcome.
+// RefreshCreds re-reads the task's credentials from the kernel
+// (/proc/TID/status and its user namespace) after a call that may have
+// changed them (set*id, capset, exec): the kernel applied its own rules,
+// including that a setfsuid away from 0 drops the file system
+// capabilities (cap_task_fix_setuid), and the sentry takes the outcome.
+// If they cannot be read (the thread is gone), the old ones stay.
 func (t *Task) RefreshCreds() {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(t.TID)) + "/status")
-	if err != nil {
-		return
+	if c, err := readCreds("/proc/" + strconv.Itoa(int(t.TID))); err == nil {
+		t.creds = c
 	}
-	c := &vfs.Credentials{UID: t.creds.UID, GID: t.creds.GID}
-	for _, line := range strings.Split(string(data), "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(val)
-		switch key {
-		case "Uid", "Gid":
-			// real, effective, saved, filesystem
-			if len(f) == 4 {
-				if n, err := strconv.ParseUint(f[3], 10, 32); err == nil {
-					if key == "Uid" {
-						c.UID = uint32(n)
-					} else {
-						c.GID = uint32(n)
-					}
-				}
-			}
-		case "Groups":
-			for _, g := range f {
-				if n, err := strconv.ParseUint(g, 10, 32); err == nil {
-					c.Groups = append(c.Groups, uint32(n))
-				}
-			}
-		}
-	}
-	t.creds = c
 }
 
 // CopyOut writes src to the guest at addr: EFAULT unless all of it fits.

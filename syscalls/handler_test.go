@@ -64,6 +64,10 @@ func newHarness(tb testing.TB, opts sentry.Options) *harness {
 	tb.Cleanup(fs.Release)
 	opts.Mounts = []*vfs.Mount{{Point: mountPoint, Root: fs.Root(), ID: 1, FS: fs}}
 	opts.Cwd = "/"
+	if opts.Creds.UID == 0 && opts.Creds.Caps == 0 {
+		// Root, as the test process is.
+		opts.Creds.Caps = vfs.AllCaps
+	}
 	k := sentry.NewKernel(opts, syscalls.NewTable())
 	inj := &testInjector{real: true}
 	k.SetInjector(inj)
