@@ -70,9 +70,13 @@ type Kernel struct {
 	VFS      *vfs.VirtualFilesystem
 
 	table *SyscallTable
-	// inj is the platform's Injector when calls are served by
-	// notification (nil on ptrace).
-	inj platform.Injector
+	// inj is the platform's Injector (SetInjector), nil until the
+	// platform has taken the filter's listener.
+	inj atomic.Pointer[platform.Injector]
+
+	// blocked are the calls waiting off the serving threads for another
+	// guest process (Task.OpenBlocking).
+	blocked blockedOps
 
 	mu    sync.Mutex
 	tasks map[int32]*Task
@@ -89,16 +93,21 @@ type Kernel struct {
 	// fifoMu; nsock is its size.
 	sockNames map[string]string
 	nsock     atomic.Int32
+
+	// ids is the identity the serving threads act with (ActAs).
+	ids identities
 }
 
 // NewKernel returns a kernel serving table.
 func NewKernel(opts Options, table *SyscallTable) *Kernel {
-	return &Kernel{
+	k := &Kernel{
 		Opts:  opts,
 		VFS:   vfs.New(opts.Mounts),
 		table: table,
 		tasks: map[int32]*Task{},
 	}
+	k.ids.init()
+	return k
 }
 
 // Table returns the syscall table.
@@ -127,7 +136,17 @@ func (k *Kernel) FDTableOf(tid int32) *FDTable {
 func (k *Kernel) Threads() int { return int(k.ntasks.Load()) }
 
 // SetInjector implements platform.NotifySupervisor.SetInjector.
-func (k *Kernel) SetInjector(inj platform.Injector) { k.inj = inj }
+// It is given from the goroutine that took the listener, while the tracer
+// already serves stops: hence the atomic.
+func (k *Kernel) SetInjector(inj platform.Injector) { k.inj.Store(&inj) }
+
+// injector is the platform's Injector, nil before SetInjector.
+func (k *Kernel) injector() platform.Injector {
+	if p := k.inj.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // callingTask is tid's task, locked, for a call of the table; nil when
 // the call is the host's: sysno is not in the table, or the sentry never
@@ -158,6 +177,11 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		return platform.Result{}
 	}
 	defer t.mu.Unlock()
+	if err := k.ThreadUsable(); err != nil {
+		// This serving thread could not take the sentry's identity
+		// back: it serves nothing with another one.
+		return platform.Result{Action: platform.Done, Ret: -int64(err.(unix.Errno))}
+	}
 	if t.rewriting {
 		// The call a stopped call was rewritten into (the seccomp filter
 		// runs again on it): it is the sentry's own, for the host.
@@ -444,6 +468,11 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		case platform.NewTaskVfork:
 			flags &^= unix.CLONE_THREAD
 		}
+		if flags&unix.CLONE_NEWUSER != 0 {
+			// The child is in a new user namespace: every capability
+			// there, none in the sentry's.
+			child.RefreshCreds()
+		}
 		if flags&unix.CLONE_THREAD != 0 {
 			child.TG = parent.TG
 		} else {
@@ -534,10 +563,13 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 	for _, f := range t.fdt.RemoveIf(func(_ int32, cloexec bool) bool { return cloexec }) {
 		f.DecRef()
 	}
+	// Exec recomputes the capabilities (and a set-id binary the ids).
+	t.RefreshCreds()
 }
 
 // Exit implements platform.Supervisor.Exit.
 func (k *Kernel) Exit(tid int32) {
+	k.blocked.cancel(tid, false)
 	k.mu.Lock()
 	t := k.tasks[tid]
 	if t != nil {
@@ -577,6 +609,7 @@ func (t *Task) release() {
 
 // Shutdown releases every task's files once the guest is gone.
 func (k *Kernel) Shutdown() {
+	k.blocked.cancel(0, true)
 	k.fifoMu.Lock()
 	if k.fifoDir != "" {
 		os.RemoveAll(k.fifoDir)

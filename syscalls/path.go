@@ -211,37 +211,20 @@ func (g guestCaller) ProcLink(tid int32, name string, fd int32) vfs.Location {
 	return vfs.Location{}
 }
 
-// Privileged is asGuest's own rule: for uid and gid 0 it changes nothing.
+// Privileged reports that asGuest would change nothing: the guest acts
+// with the sentry's own identity.
 func (g guestCaller) Privileged() bool {
-	c := g.t.Creds()
-	return c.UID == 0 && c.GID == 0
+	return g.t.Kernel().IsHostIdentity(g.t.Creds())
 }
 
-// AsCaller runs fn with t's file system credentials (asGuest) on this
-// thread, locked to it. A guest that is not root has no capabilities:
-// the sentry's are out of its effective set meanwhile, CAP_SYS_PTRACE
-// above all, which setfsuid keeps and which would open every process's
-// /proc/PID magic links to the guest (ptrace_may_access).
+// AsCaller runs fn with t's identity (asGuest: fsuid, fsgid, groups and
+// effective capabilities, so that ptrace_may_access on /proc/PID is the
+// guest's and not the sentry's CAP_SYS_PTRACE) on this thread, locked to
+// it.
 func (g guestCaller) AsCaller(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	return asGuest(g.t, false, func() error {
-		if g.Privileged() {
-			return fn()
-		}
-		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-		var caps, saved [2]unix.CapUserData
-		if err := unix.Capget(&hdr, &caps[0]); err != nil {
-			return err
-		}
-		saved = caps
-		caps[0].Effective, caps[1].Effective = 0, 0
-		if err := unix.Capset(&hdr, &caps[0]); err != nil {
-			return err
-		}
-		defer unix.Capset(&hdr, &saved[0])
-		return fn()
-	})
+	return asGuest(g.t, false, fn)
 }
 
 // existing takes a resolution for calls that act on an existing sentry

@@ -22,7 +22,6 @@ import (
 	"sentry/platform/launch"
 	"sentry/platform/ptrace"
 	"sentry/sentry"
-	"sentry/sentry/vfs"
 	"sentry/syscalls"
 )
 
@@ -108,6 +107,11 @@ func run(f *runFlags, argv []string) int {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		return exitUsage
 	}
+	creds, err := sentry.HostCredentials()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: reading its own credentials: %v\n", err)
+		return exitSandbox
+	}
 	sweepStores()
 	mounts, err := tmpfs.NewMounts(specs, tmpfs.CurrentHost())
 	if err != nil {
@@ -126,7 +130,7 @@ func run(f *runFlags, argv []string) int {
 		Umask:   uint32(umask),
 		Mounts:  mounts,
 		Scratch: scratch,
-		Creds:   vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
+		Creds:   creds,
 	}
 	switch f.platform {
 	case "ptrace", "unotify":

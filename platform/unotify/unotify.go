@@ -243,6 +243,17 @@ func (s *server) InstallFD(id uint64, fd int, cloexec bool) (int32, error) {
 	return int32(r), nil
 }
 
+// Respond implements platform.Injector.
+func (s *server) Respond(id uint64, ret int64) {
+	resp := seccompNotifResp{id: id}
+	if ret < 0 {
+		resp.error = int32(ret)
+	} else {
+		resp.val = ret
+	}
+	unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+}
+
 // Valid implements platform.Injector.
 func (s *server) Valid(id uint64) bool {
 	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id)))

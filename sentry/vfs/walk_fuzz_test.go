@@ -30,7 +30,7 @@ var (
 	walkFix  *walkFixture
 )
 
-var fuzzRoot = &vfs.Credentials{}
+var fuzzRoot = vfs.RootCredentials()
 var fuzzUser = &vfs.Credentials{UID: 1000, GID: 1000}
 
 func must(d vfs.Dentry, err error) vfs.Dentry {

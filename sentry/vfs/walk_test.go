@@ -129,7 +129,7 @@ func newWalkTree(t *testing.T) *walkTree {
 		t.Fatal(err)
 	}
 	t.Cleanup(fs.Release)
-	c := &vfs.Credentials{}
+	c := vfs.RootCredentials()
 	root := fs.Root()
 	f := must(root.Create("f", 0o644, c))
 	sub := must(root.Mkdir("sub", 0o755, c))
@@ -261,19 +261,19 @@ func TestWalkHost(t *testing.T) {
 			if start == (vfs.Location{}) {
 				start = root
 			}
-			w, err := wt.v.Resolve(caller, &vfs.Credentials{}, start, tc.path, tc.follow, tc.resolve)
+			w, err := wt.v.Resolve(caller, vfs.RootCredentials(), start, tc.path, tc.follow, tc.resolve)
 			if got := wt.describe(w, err); got != tc.want || err == nil && w.Entered != tc.entered {
 				t.Fatalf("walk %q: got %s (entered %v), want %s (entered %v)", tc.path, got, w.Entered, tc.want, tc.entered)
 			}
 		})
 	}
 	// /proc/self itself, not followed, reads as the caller's.
-	w, err := wt.v.Resolve(caller, &vfs.Credentials{}, root, h+"/mnt/proc/self", false, 0)
+	w, err := wt.v.Resolve(caller, vfs.RootCredentials(), root, h+"/mnt/proc/self", false, 0)
 	if err != nil || w.LinkText != pid || !w.IsHost() || !w.Entered || w.Host != "/proc/self" {
 		t.Fatalf("proc self link: %+v, %v", w, err)
 	}
 	// The link itself, not followed, tells where it points.
-	w, err = wt.v.Resolve(caller, &vfs.Credentials{}, root, h+"/fdlink/1001", false, 0)
+	w, err = wt.v.Resolve(caller, vfs.RootCredentials(), root, h+"/fdlink/1001", false, 0)
 	if err != nil || w.Link.Mount != wt.m || w.Link.Dentry != wt.sub {
 		t.Fatalf("link of a virtual fd: %+v, %v", w, err)
 	}
@@ -300,7 +300,7 @@ func TestWalkStaleWorkingDirectory(t *testing.T) {
 		{"../../../../mnt/sub", "sentry:/sub"},
 		{"../../../../rel/f", "sentry:/f"},
 	} {
-		w, err := wt.v.Resolve(&fakeCaller{}, &vfs.Credentials{}, cwd, tc.path, false, 0)
+		w, err := wt.v.Resolve(&fakeCaller{}, vfs.RootCredentials(), cwd, tc.path, false, 0)
 		if got := wt.describe(w, err); got != tc.want {
 			t.Errorf("walk %q from the moved directory: got %s, want %s", tc.path, got, tc.want)
 		}
@@ -309,7 +309,7 @@ func TestWalkStaleWorkingDirectory(t *testing.T) {
 	if err := os.Symlink("../../../../mnt", h+"/x/y/a/b/L"); err != nil {
 		t.Fatal(err)
 	}
-	w, err := wt.v.Resolve(&fakeCaller{}, &vfs.Credentials{}, cwd, "L/f", false, 0)
+	w, err := wt.v.Resolve(&fakeCaller{}, vfs.RootCredentials(), cwd, "L/f", false, 0)
 	if got := wt.describe(w, err); got != "sentry:/f" {
 		t.Errorf("walk through a link in the moved directory: got %s", got)
 	}
@@ -355,13 +355,13 @@ func TestWalkAsCaller(t *testing.T) {
 		path   string
 		want   string
 	}{
-		{&fakeCaller{}, &vfs.Credentials{}, h + "/priv/in/f", "sentry:/f"},
+		{&fakeCaller{}, vfs.RootCredentials(), h + "/priv/in/f", "sentry:/f"},
 		// Where nobody may not search, the walk is the kernel's, which
 		// refuses it (EACCES) when the call passes through.
 		{nobody, creds, h + "/priv/in/f", "host:" + h + "/priv/in/f"},
 		{nobody, creds, h + "/priv/../abs/f", "host:" + h + "/abs/f"},
 		{nobody, creds, h + "/abs/f", "sentry:/f"},
-		{&fakeCaller{}, &vfs.Credentials{}, cwd + "/abs/f", "sentry:/f"},
+		{&fakeCaller{}, vfs.RootCredentials(), cwd + "/abs/f", "sentry:/f"},
 		{nobody, creds, cwd + "/abs/f", "EACCES (host)"},
 		{nobody, creds, cwd + "/..", "host:" + filepath.Dir(h)},
 	} {
@@ -395,9 +395,9 @@ func TestWalkProtectedSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := &vfs.Credentials{UID: 1234, GID: 1234}
-	tmp := must(wt.root.Mkdir("tmp", 0o1777, &vfs.Credentials{}))
+	tmp := must(wt.root.Mkdir("tmp", 0o1777, vfs.RootCredentials()))
 	must(tmp.Symlink("sl", "../sub", other))
-	must(tmp.Symlink("rl", "../sub", &vfs.Credentials{}))
+	must(tmp.Symlink("rl", "../sub", vfs.RootCredentials()))
 	root := vfs.Location{Host: "/"}
 	for _, tc := range []struct {
 		uid    uint32
@@ -462,7 +462,7 @@ func TestWalkBindMount(t *testing.T) {
 			{h + "/bind2/rel/f", "host:" + h + "/bind2/mnt/f"},
 			{h + "/mnt/f", "sentry:/f"},
 		} {
-			w, err := wt.v.Resolve(&fakeCaller{}, &vfs.Credentials{}, vfs.Location{Host: "/"}, tc.path, false, 0)
+			w, err := wt.v.Resolve(&fakeCaller{}, vfs.RootCredentials(), vfs.Location{Host: "/"}, tc.path, false, 0)
 			if got := wt.describe(w, err); got != tc.want {
 				msg += "walk " + tc.path + ": got " + got + ", want " + tc.want + "\n"
 			}
