@@ -73,7 +73,7 @@ type tracer struct {
 	regs  unix.PtraceRegs
 	// args is reused for every call: handing a fresh one to the
 	// Supervisor interface would allocate on each trap.
-	args platform.SyscallArgs
+	args  platform.SyscallArgs
 	stats *platform.Stats
 }
 
