@@ -58,6 +58,7 @@ type seccompNotifAddfd struct {
 type server struct {
 	sup      platform.NotifySupervisor
 	cpu      int
+	stats    *platform.Stats
 	listener int
 	// recvMu lets one serving thread at a time wait in
 	// SECCOMP_IOCTL_NOTIF_RECV (the leader; the others wait for it here,
@@ -81,8 +82,8 @@ type Server = server
 
 // Start serves listener (the sentry's own copy, which the Server closes
 // at Stop) for sup; cpu >= 0 pins the serving threads there.
-func Start(listener int, sup platform.NotifySupervisor, cpu int) *Server {
-	s := &server{sup: sup, cpu: cpu}
+func Start(listener int, sup platform.NotifySupervisor, cpu int, stats *platform.Stats) *Server {
+	s := &server{sup: sup, cpu: cpu, stats: stats}
 	// The flags are the ioctl's argument itself, not a pointer to them
 	// (seccomp_notify_set_flags).
 	// Linux before 6.6 refuses it: correct, only slower.
@@ -148,6 +149,7 @@ func (s *server) serve() {
 		}
 		args = platform.SyscallArgs{uintptr(req.args[0]), uintptr(req.args[1]), uintptr(req.args[2]),
 			uintptr(req.args[3]), uintptr(req.args[4]), uintptr(req.args[5])}
+		start := s.stats.Start()
 		res := s.sup.SyscallNotify(int32(req.pid), uintptr(req.nr), &args, req.id, uintptr(req.ip))
 		if res.Action != platform.Responded {
 			resp = seccompNotifResp{id: req.id}
@@ -165,6 +167,7 @@ func (s *server) serve() {
 			// call is restarted or gone, nothing to answer.
 			unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 		}
+		s.stats.Done(uintptr(req.nr), start, res.Ret, res.Action == platform.Done || res.Action == platform.Responded, true)
 		s.busy.Add(-1)
 	}
 }
