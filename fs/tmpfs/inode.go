@@ -2,10 +2,10 @@ package tmpfs
 
 import (
 	"math"
-	"unsafe"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
