@@ -250,9 +250,8 @@ static int listener(void) {
 }
 
 // untraced: a child made with CLONE_UNTRACED opens /tmp/U; clone3 is
-// refused. With an argument, the child sleeps (it must not outlive the
-// sandbox) and the parent prints its pid and exits.
-static int untraced(int sleeper) {
+// refused.
+static int untraced(void) {
 	struct {
 		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
 	} ca = {.flags = CLONE_UNTRACED, .exit_signal = SIGCHLD};
@@ -264,9 +263,6 @@ static int untraced(int sleeper) {
 		waitpid(r3, NULL, 0);
 	long pid = syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
 	if (pid == 0) {
-		if (sleeper)
-			for (;;)
-				pause();
 		int fd = open(tmp(""), O_CREAT | O_WRONLY, 0644);
 		if (fd < 0)
 			_exit(errno);
@@ -274,10 +270,6 @@ static int untraced(int sleeper) {
 		_exit(0);
 	}
 	say("clone", pid);
-	if (sleeper) {
-		printf("child %ld\n", pid);
-		return 0;
-	}
 	int st;
 	waitpid(pid, &st, 0);
 	printf("child-exit %s\n", WIFEXITED(st) ? (WEXITSTATUS(st) ? ename(WEXITSTATUS(st)) : "ok") : "killed");
@@ -547,7 +539,7 @@ int main(int argc, char **argv) {
 	if (!strcmp(cmd, "listener"))
 		return listener();
 	if (!strcmp(cmd, "untraced"))
-		return untraced(argc > 3);
+		return untraced();
 	if (!strcmp(cmd, "unshare-files"))
 		return unshareFiles();
 	if (!strcmp(cmd, "unshare-fs") && argc > 3) {
