@@ -137,6 +137,8 @@ func dedupeRange(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		return sentry.Err(unix.EFAULT)
 	}
 	srcLen := int64(binary.LittleEndian.Uint64(buf[8:]))
+	orig := make([]byte, size)
+	copy(orig, buf)
 	status := map[int]int32{}
 	for i := 0; i < count; i++ {
 		e := buf[dedupeHeader+dedupeInfo*i:]
@@ -151,8 +153,6 @@ func dedupeRange(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if len(status) == 0 {
 		return sentry.Pass()
 	}
-	orig := make([]byte, size)
-	copy(orig, buf)
 	copyAddr, err := t.StackBuffer(size, buf)
 	if err != nil {
 		return sentry.ErrOf(err)
