@@ -209,7 +209,8 @@ func Policies() []Policy {
 		unix.SYS_MOVE_PAGES, unix.SYS_SET_MEMPOLICY_HOME_NODE, unix.SYS_PKEY_MPROTECT, unix.SYS_PKEY_ALLOC,
 		unix.SYS_PKEY_FREE, unix.SYS_MEMBARRIER, unix.SYS_MEMFD_SECRET, unix.SYS_MAP_SHADOW_STACK,
 		unix.SYS_MSEAL, unix.SYS_MODIFY_LDT, unix.SYS_ARCH_PRCTL, unix.SYS_SET_THREAD_AREA,
-		unix.SYS_GET_THREAD_AREA, unix.SYS_SET_TID_ADDRESS, unix.SYS_RSEQ, unix.SYS_RSEQ_SLICE_YIELD,
+		unix.SYS_GET_THREAD_AREA, unix.SYS_SET_TID_ADDRESS, unix.SYS_RSEQ, unix.SYS_RSEQ_SLICE_YIELD)
+	harmless("harmless: another process's memory, no path, no descriptor (a checked path it rewrites is the race another thread of the caller can run: the host must get a copy the guest cannot change, issue #12 item 4)",
 		unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV)
 	harmless(whyMapping, unix.SYS_MSYNC, unix.SYS_MADVISE, unix.SYS_REMAP_FILE_PAGES)
 	harmless("harmless: registers the guest's own memory for fault handling, no path, no descriptor",

@@ -54,6 +54,9 @@ func Mount(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	case flags&msPropagation != 0:
 	case flags&msMove != 0:
 		source = true
+	case args[2] == 0:
+		// A new mount without a type: EINVAL from the host
+		// (do_new_mount), before any path.
 	default:
 		fstype, err := t.ReadPath(args[2])
 		if err != nil {
