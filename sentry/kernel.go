@@ -195,12 +195,11 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		res = Err(unix.ENOSYS)
 	}
 	k.account(sysno, &res)
-	if res.Action == platform.Passthrough {
-		// The host runs it now, and may be interrupted doing so: a
-		// signal stop that finds this call interrupted must leave that to
-		// the host (Interrupted).
-		t.continued = continuedCall{sysno: sysno, args: *args, ip: ip, valid: true}
-	}
+	// The host runs a passed-through call now, and may be interrupted
+	// doing so: a signal stop that finds this very call interrupted must
+	// leave that to the host (Interrupted). Any other call of the task
+	// makes that record stale.
+	t.continued = continuedCall{sysno: sysno, args: *args, ip: ip, valid: res.Action == platform.Passthrough}
 	if len(t.deferred) > 0 {
 		t.runTaskWork()
 	}
@@ -244,6 +243,7 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		return platform.Result{}
 	}
 	defer t.mu.Unlock()
+	t.continued.valid = false
 	t.sysno = sysno
 	t.exit = nil
 	t.sp, t.stackUsed, t.nredirect = sp, 0, 0
@@ -331,9 +331,10 @@ func (k *Kernel) completeInstall(tid int32, id uint64) platform.Result {
 	in := t.installs[n-1]
 	t.installs[n-1] = pendingInstall{}
 	t.installs = t.installs[:n-1]
+	t.continued.valid = false
 	t.notifID = id
 	t.notify = true
-	res := t.installNow(in.file, in.hostFD, in.cloexec, in.undo)
+	res := t.installNow(in.file, in.cloexec, in.undo)
 	t.notify = false
 	in.file.DecRef()
 	if k.Opts.Strace != nil {
@@ -353,6 +354,17 @@ func (k *Kernel) Interrupted(tid int32, sysno uintptr, args *platform.SyscallArg
 		// interruption is the guest's to see.
 		return false
 	}
+	switch sysno {
+	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CREAT:
+		// The one family the sentry passes through that blocks on the
+		// host interruptibly: an open of a host FIFO or device.
+	default:
+		// The others cannot come back from the host with ERESTARTSYS
+		// (close turns it into EINTR itself; the stat family, access,
+		// readlink, getdents64 and fstatfs do not sleep
+		// interruptibly on local file systems).
+		return true
+	}
 	t := k.Task(tid)
 	if t == nil {
 		return false
@@ -361,8 +373,8 @@ func (k *Kernel) Interrupted(tid int32, sysno uintptr, args *platform.SyscallArg
 	defer t.mu.Unlock()
 	c := t.continued
 	// The sentry let the host run this very call (same number, arguments
-	// and place): the host was interrupted, as it would be natively. A
-	// later call that only looks the same is a blocking host call too.
+	// and place, and no other call of the task since): the host was
+	// interrupted, as it would be natively.
 	return !(c.valid && c.sysno == sysno && c.args == *args && c.ip == ip)
 }
 
@@ -441,7 +453,8 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 	} else {
 		parent.mu.Lock()
 		flags := parent.cloneFlags
-		parent.cloneFlags = 0
+		before := parent.cloneFDs
+		parent.cloneFlags, parent.cloneFDs = 0, nil
 		// Credentials are copied (copy_creds); they are immutable once
 		// made, so sharing the pointer until a set*id replaces it is a
 		// copy.
@@ -461,7 +474,14 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 			parent.fdt.IncUsers()
 			child.setFDTable(parent.fdt)
 		} else {
-			child.setFDTable(parent.fdt.Fork())
+			// The kernel copied the host table at some moment since
+			// the clone's entry: the child has what it holds.
+			child.setFDTable(parent.fdt.ForkVerified(before, func(fd int32, f *vfs.FileDescription) bool {
+				return sameFile(childTID, fd, f)
+			}))
+		}
+		if before != nil {
+			before.Release()
 		}
 		if flags&unix.CLONE_FS != 0 {
 			parent.fs.mu.Lock()
@@ -479,6 +499,23 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 	k.ntasks.Store(int32(len(k.tasks)))
 	k.mu.Unlock()
 }
+
+// sameFile reports whether thread tid's descriptor fd is f's placeholder:
+// the very open file the sentry holds as f.HostFD (kcmp KCMP_FILE). If
+// that cannot be told (no host descriptor, kcmp refused), it is assumed.
+func sameFile(tid, fd int32, f *vfs.FileDescription) bool {
+	if f.HostFD < 0 {
+		return true
+	}
+	r, _, e := unix.RawSyscall6(unix.SYS_KCMP, uintptr(unix.Getpid()), uintptr(tid), kcmpFile, uintptr(f.HostFD), uintptr(fd), 0)
+	if e != 0 {
+		return e != unix.EBADF
+	}
+	return r == 0
+}
+
+// kcmpFile is KCMP_FILE (linux/kcmp.h).
+const kcmpFile = 0
 
 // Exec implements platform.Supervisor.Exec: the other threads are gone, the
 // table is unshared and its close-on-exec entries closed (Linux's
@@ -550,6 +587,10 @@ func (k *Kernel) unlinkTaskLocked(t *Task) {
 func (t *Task) release() {
 	t.mu.Lock()
 	t.dropInstalls(0)
+	if t.cloneFDs != nil {
+		t.cloneFDs.Release()
+		t.cloneFDs = nil
+	}
 	t.runTaskWork()
 	t.fdt.DecUsers()
 	t.mu.Unlock()

@@ -138,9 +138,9 @@ var cloneFlagNames = []flagName{
 }
 
 func cloneFlagsString(f uint64) string {
-	sig := f & 0xff
+	sig := f & unix.CSIGNAL
 	parts := []string(nil)
-	s := joinFlags(parts, f&^0xff, cloneFlagNames)
+	s := joinFlags(parts, f&^unix.CSIGNAL, cloneFlagNames)
 	if sig != 0 {
 		name := unix.SignalName(unix.Signal(sig))
 		if name == "" {

@@ -128,8 +128,10 @@ type Task struct {
 	// nul is the empty string WriteStackString copies out.
 	nul [1]byte
 	// cloneFlags are the flags of the clone this task is in, recorded at
-	// the call's entry for the clone event that follows.
+	// the call's entry for the clone event that follows; cloneFDs is the
+	// descriptor table then.
 	cloneFlags uint64
+	cloneFDs   FDSnapshot
 	// deferred are descriptions whose release was queued as task work by
 	// close in deferred mode (Linux's fput -> task_work_add); they are
 	// released when the task returns to the guest.
@@ -162,7 +164,6 @@ type continuedCall struct {
 // pendingInstall is a descriptor InstallFile promised the guest's call.
 type pendingInstall struct {
 	file    *vfs.FileDescription
-	hostFD  int
 	cloexec bool
 	undo    func()
 	// sysno and traceArgs are the guest's call, for --strace.
@@ -171,15 +172,14 @@ type pendingInstall struct {
 }
 
 // maxPendingInstalls bounds the installs a task may have waiting: each
-// holds a sentry descriptor, and a signal handler that never returns to
-// its interrupted call leaves its install waiting forever.
+// holds a file, and a signal handler that never returns to its
+// interrupted call leaves its install waiting forever.
 const maxPendingInstalls = 8
 
 // dropInstalls cancels all but the newest keep pending installs.
 func (t *Task) dropInstalls(keep int) {
 	for len(t.installs) > keep {
 		in := t.installs[0]
-		unix.Close(in.hostFD)
 		if in.undo != nil {
 			in.undo()
 		}
@@ -188,36 +188,34 @@ func (t *Task) dropInstalls(keep int) {
 	}
 }
 
-// InstallFile gives the guest a descriptor for f: a copy of the sentry's
-// host descriptor hostFD (which it consumes), the file's placeholder, at
-// the lowest free number, with FD_CLOEXEC if cloexec; f is installed in
-// the task's FDTable at that number, and that number is the result of the
-// guest's call. On a notified call this happens now (the platform's
-// ADDFD); a stopped call becomes the install call (platform.Install) and
-// it happens when that call is notified. If no number is free (EMFILE),
-// undo runs and the call fails. The caller keeps its own reference on f.
-func (t *Task) InstallFile(f *vfs.FileDescription, hostFD int, cloexec bool, undo func()) Result {
+// InstallFile gives the guest a descriptor for f: a copy of f.HostFD, the
+// file's placeholder, at the lowest free number, with FD_CLOEXEC if
+// cloexec; f is installed in the task's FDTable at that number, and that
+// number is the result of the guest's call. On a notified call this
+// happens now (the platform's ADDFD); a stopped call becomes the install
+// call (platform.Install) and it happens when that call is notified. If
+// no number is free (EMFILE), undo runs and the call fails. The caller
+// keeps its own reference on f.
+func (t *Task) InstallFile(f *vfs.FileDescription, cloexec bool, undo func()) Result {
 	if t.notify {
-		return t.installNow(f, hostFD, cloexec, undo)
+		return t.installNow(f, cloexec, undo)
 	}
 	if t.k.inj == nil {
-		unix.Close(hostFD)
 		if undo != nil {
 			undo()
 		}
 		return Err(unix.ENOSYS)
 	}
 	f.IncRef()
-	t.installs = append(t.installs, pendingInstall{file: f, hostFD: hostFD, cloexec: cloexec, undo: undo, sysno: t.sysno})
+	t.installs = append(t.installs, pendingInstall{file: f, cloexec: cloexec, undo: undo, sysno: t.sysno})
 	t.dropInstalls(maxPendingInstalls)
 	return Result{Result: platform.Result{Action: platform.Install}, Served: true}
 }
 
 // installNow is InstallFile on a notified call.
-func (t *Task) installNow(f *vfs.FileDescription, hostFD int, cloexec bool, undo func()) Result {
-	defer unix.Close(hostFD)
+func (t *Task) installNow(f *vfs.FileDescription, cloexec bool, undo func()) Result {
 	fd, old, err := t.fdt.InstallWith(func() (int32, error) {
-		return t.k.inj.InstallFD(t.notifID, hostFD, cloexec)
+		return t.k.inj.InstallFD(t.notifID, f.HostFD, cloexec)
 	}, f, cloexec)
 	if old != nil {
 		old.DecRef()
@@ -281,8 +279,19 @@ func (t *Task) runTaskWork() {
 	t.deferred = t.deferred[:0]
 }
 
-// SetCloneFlags records the flags of the clone the task is entering.
-func (t *Task) SetCloneFlags(f uint64) { t.cloneFlags = f }
+// SetCloneFlags records the flags of the clone the task is entering and,
+// when the child may get a copy of the descriptor table, the table as it
+// is now (Kernel.NewTask).
+func (t *Task) SetCloneFlags(f uint64) {
+	t.cloneFlags = f
+	if t.cloneFDs != nil {
+		t.cloneFDs.Release()
+		t.cloneFDs = nil
+	}
+	if f&unix.CLONE_FILES == 0 || f&unix.CLONE_VFORK != 0 {
+		t.cloneFDs = t.fdt.Snapshot()
+	}
+}
 
 // ReadPath copies a path argument from the guest (getname): EFAULT,
 // ENAMETOOLONG past PATH_MAX. The bytes are valid until the next call.

@@ -25,7 +25,6 @@ func Close(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 
 // release drops a table's reference on f by the configured close path.
 func release(t *sentry.Task, f *vfs.FileDescription) {
-	t.FDTable().ReleaseRecordLocks(f)
 	k := t.Kernel()
 	if k.Opts.ClosePath == sentry.CloseDeferred {
 		k.Counters.CloseDeferred.Add(1)

@@ -62,16 +62,16 @@ func dupExit(t *sentry.Task, ret int64) int64 {
 		f.DecRef()
 	}
 	if old != nil {
-		// dup2 closes what newfd held (do_dup2 -> filp_close).
-		fdt.ReleaseRecordLocks(old)
+		// dup2 closes what newfd held (do_dup2 -> filp_close); the
+		// host released the placeholder's record locks.
 		old.DecRef()
 	}
 	return ret
 }
 
-// Fcntl is fcntl(fd, cmd, arg). Descriptor commands run on the host (the
-// placeholder's FD_CLOEXEC is what exec obeys) and the table follows; the
-// status flags are the description's, which the sentry owns.
+// Fcntl is fcntl(fd, cmd, arg). Every command runs on the host; the table
+// follows the descriptor commands (the placeholder's FD_CLOEXEC is what
+// exec obeys).
 func Fcntl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	fd, cmd, arg := int32(args[0]), int(args[1]), args[2]
 	fdt := t.FDTable()
@@ -89,24 +89,35 @@ func Fcntl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	case unix.F_SETFD:
 		*s = sentry.Scratch{FD: fd, Aux: uint64(arg)}
 		return sentry.Observe(t, unix.SYS_FCNTL, args, setfdExit, true)
-	case unix.F_GETFD:
-		return sentry.PassServed()
-	case unix.F_GETLK, unix.F_SETLK, unix.F_SETLKW, fOFDGetlk, fOFDSetlk, fOFDSetlkw:
-		return recordLock(t, args, cmd)
-	case unix.F_GETFL:
+	case unix.F_GETFL, unix.F_SETFL:
+		// An O_PATH description's placeholder is not an O_PATH file
+		// (fs/tmpfs/storage.go, openAnon): the sentry answers for it,
+		// as setfl refuses O_PATH files (EBADF). An O_TMPFILE one's
+		// keeps O_TMPFILE in f_flags on Linux, which the placeholder,
+		// an open of the file, cannot have.
 		f := fdt.Get(fd)
 		defer f.DecRef()
-		return sentry.Ret(int64(f.Flags()))
-	case unix.F_SETFL:
-		f := fdt.Get(fd)
-		defer f.DecRef()
-		if f.IsPath() {
+		switch {
+		case f.IsPath() && cmd == unix.F_SETFL:
 			return sentry.Err(unix.EBADF)
+		case f.IsPath():
+			return sentry.Ret(int64(f.Flags()))
+		case cmd == unix.F_GETFL && f.Flags()&unix.O_TMPFILE == unix.O_TMPFILE:
+			fl, err := unix.FcntlInt(uintptr(f.HostFD), unix.F_GETFL, 0)
+			if err != nil {
+				return sentry.ErrOf(err)
+			}
+			return sentry.Ret(int64(fl | unix.O_TMPFILE))
 		}
-		f.SetFlags(uint32(arg))
-		return sentry.Ret(0)
 	}
-	return sentry.Pass()
+	// The rest act on the placeholder, which is the file's own open
+	// description on the host (Inode.OpenHost): its status flags
+	// (F_GETFL, F_SETFL: the host applies O_APPEND and O_NONBLOCK to the
+	// guest's I/O), record and OFD locks (the host's, on the file's
+	// backing: F_GETLK reports the guest's pids, F_SETLKW blocks and is
+	// interrupted in the guest's own call, deadlocks are EDEADLK), leases,
+	// owners and seals are the host's, as Linux's tmpfs answers them.
+	return sentry.PassServed()
 }
 
 func setfdExit(t *sentry.Task, ret int64) int64 {

@@ -51,8 +51,11 @@ func must(d vfs.Dentry, err error) vfs.Dentry {
 
 func getWalkFixture() *walkFixture {
 	walkOnce.Do(func() {
-		fs1 := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 251), RootMode: 0755})
-		fs2 := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 252), RootMode: 01777})
+		fs1, err1 := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 251), RootMode: 0755})
+		fs2, err2 := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 252), RootMode: 01777})
+		if err1 != nil || err2 != nil {
+			panic(fmt.Sprint(err1, err2))
+		}
 		m1 := &vfs.Mount{Point: "/m1", Root: fs1.Root(), ID: 1, FS: fs1}
 		m2 := &vfs.Mount{Point: "/srv/m2", Root: fs2.Root(), ID: 2, FS: fs2}
 		r1, r2 := fs1.Root(), fs2.Root()
@@ -645,6 +648,8 @@ func (z *fuzzRun) call(nr uintptr, a ...uintptr) int64 {
 			delete(z.open, int32(orig[0]))
 		}
 		return 0
+	case platform.Install:
+		return z.install(name, orig)
 	case platform.Rewrite:
 	default:
 		z.t.Fatalf("%s%x: unknown action %+v", name, orig[:4], res)
@@ -712,6 +717,47 @@ func (z *fuzzRun) call(nr uintptr, a ...uintptr) int64 {
 	return out
 }
 
+// install completes a call the sentry turned into the install call, as
+// the platform's notification does: the modelled host gives the lowest
+// free number, or EMFILE now and then; the table must then hold the file
+// at that number, or nothing new.
+func (z *fuzzRun) install(name string, orig platform.SyscallArgs) int64 {
+	newFD := int32(-1)
+	z.h.inj.err = nil
+	if z.u8()%16 == 15 {
+		z.h.inj.err = unix.EMFILE
+	} else {
+		newFD = z.fresh()
+		z.h.inj.next = newFD
+	}
+	had := newFD >= 0 && z.h.k.Task(z.h.tid).FDTable().Has(newFD)
+	res := z.h.k.SyscallNotify(z.h.tid, platform.SysInstallFD, &orig, 1, 0)
+	var out int64
+	switch res.Action {
+	case platform.Responded:
+		out = res.Ret
+	case platform.Done:
+		out = res.Ret
+		if out >= 0 {
+			z.t.Fatalf("%s%x: install answered %d without installing", name, orig[:4], out)
+		}
+		if newFD >= 0 {
+			delete(z.open, newFD)
+		}
+	default:
+		z.t.Fatalf("%s%x: install: %+v", name, orig[:4], res)
+	}
+	z.checkRet(name+" install", orig, out)
+	has := newFD >= 0 && z.h.k.Task(z.h.tid).FDTable().Has(newFD)
+	if out >= 0 && (out != int64(newFD) || !has) {
+		z.t.Fatalf("%s%x: opened %d, install says %d, installed %v", name, orig[:4], newFD, out, has)
+	}
+	if out < 0 && has && !had {
+		z.t.Fatalf("%s%x: failed open (%d) installed %d", name, orig[:4], out, newFD)
+	}
+	return out
+}
+
 func (z *fuzzRun) hostDup(sysno uintptr, old, newfd int32, flags uintptr) int64 {
 	if sysno == unix.SYS_DUP3 && flags&^unix.O_CLOEXEC != 0 {
 		return -int64(unix.EINVAL)
@@ -771,14 +817,19 @@ func (z *fuzzRun) checkRet(name string, args platform.SyscallArgs, ret int64) {
 }
 
 // newFuzzHarness is newHarness with options for the tmpfs too.
-func newFuzzHarness(opts sentry.Options, fsOpts tmpfs.Options) *harness {
-	fs := tmpfs.New(fsOpts)
+func newFuzzHarness(t testing.TB, opts sentry.Options, fsOpts tmpfs.Options) *harness {
+	fs, err := tmpfs.New(fsOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts.Mounts = []*vfs.Mount{{Point: mountPoint, Root: fs.Root(), ID: 1, FS: fs}}
 	opts.Cwd = "/"
 	k := sentry.NewKernel(opts, syscalls.NewTable())
+	inj := &testInjector{}
+	k.SetInjector(inj)
 	tid := int32(unix.Gettid())
 	k.NewTask(0, tid, platform.NewTaskFork)
-	return &harness{k: k, tid: tid, fs: fs}
+	return &harness{k: k, tid: tid, fs: fs, inj: inj}
 }
 
 func FuzzHandlers(f *testing.F) {
@@ -915,9 +966,10 @@ func fuzzHandlers(t *testing.T, data []byte) {
 		fsOpts.SizeLimit = 8 * memPage
 		fsOpts.MaxInodes = 16
 	}
-	h := newFuzzHarness(opts, fsOpts)
+	h := newFuzzHarness(t, opts, fsOpts)
 	// Shutdown removes the host directory of FIFOs and device nodes
-	// that opening them made.
+	// that opening them made; Release frees the tmpfs's store.
+	defer h.fs.Release()
 	defer h.k.Shutdown()
 	z := &fuzzRun{t: t, h: h, m: m, data: data, open: map[int32]bool{}, nextFD: firstFD}
 

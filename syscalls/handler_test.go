@@ -27,17 +27,48 @@ type harness struct {
 	k     *sentry.Kernel
 	tid   int32
 	fs    *tmpfs.Filesystem
+	inj   *testInjector
 }
+
+// testInjector stands for the platform's ADDFD: the "guest" is this test
+// process, and an install puts a copy of the sentry's descriptor at the
+// number next says (real: dup3), or fails with err.
+type testInjector struct {
+	next int32
+	err  error
+	// real makes the copy; the fuzzer only models numbers.
+	real bool
+}
+
+func (j *testInjector) InstallFD(_ uint64, fd int, cloexec bool) (int32, error) {
+	if j.err != nil {
+		return -1, j.err
+	}
+	if j.real {
+		if err := unix.Dup3(fd, int(j.next), unix.O_CLOEXEC); err != nil {
+			return -1, err
+		}
+	}
+	return j.next, nil
+}
+func (j *testInjector) Blocking()         {}
+func (j *testInjector) Valid(uint64) bool { return true }
 
 func newHarness(tb testing.TB, opts sentry.Options) *harness {
 	tb.Helper()
-	fs := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 250), RootMode: 01777})
+	fs, err := tmpfs.New(tmpfs.Options{Dev: unix.Mkdev(0, 250), RootMode: 01777})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(fs.Release)
 	opts.Mounts = []*vfs.Mount{{Point: mountPoint, Root: fs.Root(), ID: 1, FS: fs}}
 	opts.Cwd = "/"
 	k := sentry.NewKernel(opts, syscalls.NewTable())
+	inj := &testInjector{real: true}
+	k.SetInjector(inj)
 	tid := int32(unix.Gettid())
 	k.NewTask(0, tid, platform.NewTaskFork)
-	return &harness{k: k, tid: tid, fs: fs}
+	return &harness{k: k, tid: tid, fs: fs, inj: inj}
 }
 
 // sp is the top of the stand-in stack.
@@ -47,18 +78,21 @@ func cstr(s string) []byte { return append([]byte(s), 0) }
 
 func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
 
-// open serves openat through its rewrite, installing the file at fd as the
-// placeholder's number.
+// open serves openat as the ptrace platform does: the stop turns it into
+// the install call, whose notification installs the placeholder, here at
+// fd of this process (the file's backing itself, for a regular file).
 func (h *harness) open(tb testing.TB, path []byte, flags int, fd int32) {
 	tb.Helper()
 	cwd := int64(unix.AT_FDCWD)
 	args := platform.SyscallArgs{uintptr(cwd), addr(path), uintptr(flags), 0644}
 	res := h.k.Syscall(h.tid, unix.SYS_OPENAT, &args, h.sp())
-	if res.Action != platform.Rewrite || res.Sysno != unix.SYS_MEMFD_CREATE {
+	if res.Action != platform.Install {
 		tb.Fatalf("openat %s: %+v", path, res)
 	}
-	if ret := h.k.SyscallExit(h.tid, int64(fd)); ret != int64(fd) {
-		tb.Fatalf("openat %s exit: %d", path, ret)
+	h.inj.next = fd
+	res = h.k.SyscallNotify(h.tid, platform.SysInstallFD, &args, 1, 0)
+	if res.Action != platform.Responded || res.Ret != int64(fd) {
+		tb.Fatalf("openat %s install: %+v", path, res)
 	}
 }
 
@@ -68,29 +102,38 @@ func (h *harness) call(nr uintptr, a ...uintptr) platform.Result {
 	return h.k.Syscall(h.tid, nr, &h.args, h.sp())
 }
 
+// guestFD is where the tests' "guest" (this process) gets its descriptors:
+// far above the sentry's own, which live in the same process here.
+const guestFD = 5000
+
 func TestHandlersInProcess(t *testing.T) {
 	h := newHarness(t, sentry.Options{FstatatShortcut: true})
 	path := cstr(mountPoint + "/f")
-	h.open(t, path, unix.O_CREAT|unix.O_RDWR, 100)
+	h.open(t, path, unix.O_CREAT|unix.O_RDWR, guestFD)
 	data := []byte("hello")
-	if r := h.call(unix.SYS_WRITE, 100, addr(data), 5); r.Action != platform.Done || r.Ret != 5 {
-		t.Fatalf("write: %+v", r)
+	if r := h.call(unix.SYS_WRITE, guestFD, addr(data), 5); r.Action != platform.Passthrough {
+		t.Fatalf("write is not the sentry's: %+v", r)
+	}
+	// The descriptor is the file's data itself.
+	if n, err := unix.Write(guestFD, data); n != 5 || err != nil {
+		t.Fatalf("write: %d %v", n, err)
 	}
 	var st unix.Stat_t
-	if r := h.call(unix.SYS_FSTAT, 100, uintptr(unsafe.Pointer(&st))); r.Ret != 0 || st.Size != 5 || st.Mode != unix.S_IFREG|0644 {
+	if r := h.call(unix.SYS_FSTAT, guestFD, uintptr(unsafe.Pointer(&st))); r.Ret != 0 || st.Size != 5 || st.Mode != unix.S_IFREG|0644 {
 		t.Fatalf("fstat: %+v %+v", r, st)
 	}
 	empty := cstr("")
 	st = unix.Stat_t{}
-	if r := h.call(unix.SYS_NEWFSTATAT, 100, addr(empty), uintptr(unsafe.Pointer(&st)), unix.AT_EMPTY_PATH); r.Ret != 0 || st.Size != 5 {
+	if r := h.call(unix.SYS_NEWFSTATAT, guestFD, addr(empty), uintptr(unsafe.Pointer(&st)), unix.AT_EMPTY_PATH); r.Ret != 0 || st.Size != 5 {
 		t.Fatalf("newfstatat: %+v %+v", r, st)
 	}
-	if r := h.call(unix.SYS_FSTAT, 100, 8); r.Ret != -int64(unix.EFAULT) {
+	if r := h.call(unix.SYS_FSTAT, guestFD, 8); r.Ret != -int64(unix.EFAULT) {
 		t.Fatalf("fstat to a bad pointer: %+v", r)
 	}
-	if r := h.call(unix.SYS_CLOSE, 100); r.Action != platform.Passthrough {
+	if r := h.call(unix.SYS_CLOSE, guestFD); r.Action != platform.Passthrough {
 		t.Fatalf("close: %+v", r)
 	}
+	unix.Close(guestFD)
 	if c := h.k.Counters.Snapshot(h.k.Table()); c["close.sync"] != 1 || c["fstat"] != 2 || c["newfstatat.empty_path_shortcut"] != 1 {
 		t.Fatalf("counters: %v", c)
 	}
@@ -105,22 +148,22 @@ func TestHotPathsAllocateNothing(t *testing.T) {
 	for _, mode := range []sentry.ClosePath{sentry.CloseSync, sentry.CloseDeferred} {
 		h := newHarness(t, sentry.Options{FstatatShortcut: true, ClosePath: mode})
 		path := cstr(mountPoint + "/f")
-		h.open(t, path, unix.O_CREAT|unix.O_RDWR, 100)
+		h.open(t, path, unix.O_CREAT|unix.O_RDWR, guestFD)
 		var st unix.Stat_t
 		stp := uintptr(unsafe.Pointer(&st))
 		empty := cstr("")
-		if n := testing.AllocsPerRun(1000, func() { h.call(unix.SYS_FSTAT, 100, stp) }); n != 0 {
+		if n := testing.AllocsPerRun(1000, func() { h.call(unix.SYS_FSTAT, guestFD, stp) }); n != 0 {
 			t.Errorf("fstat: %v allocs/op", n)
 		}
-		if n := testing.AllocsPerRun(1000, func() { h.call(unix.SYS_NEWFSTATAT, 100, addr(empty), stp, unix.AT_EMPTY_PATH) }); n != 0 {
+		if n := testing.AllocsPerRun(1000, func() { h.call(unix.SYS_NEWFSTATAT, guestFD, addr(empty), stp, unix.AT_EMPTY_PATH) }); n != 0 {
 			t.Errorf("newfstatat(fd, \"\", AT_EMPTY_PATH): %v allocs/op", n)
 		}
 		// Close numbers opened beforehand, so only close is measured.
 		const runs = 200
 		for i := int32(0); i <= runs; i++ {
-			h.open(t, path, unix.O_RDONLY, 200+i)
+			h.open(t, path, unix.O_RDONLY, guestFD+100+i)
 		}
-		next := int32(200)
+		next := int32(guestFD + 100)
 		if n := testing.AllocsPerRun(runs, func() { h.call(unix.SYS_CLOSE, uintptr(next)); next++ }); n != 0 {
 			t.Errorf("close (%v): %v allocs/op", mode, n)
 		}
@@ -130,12 +173,12 @@ func TestHotPathsAllocateNothing(t *testing.T) {
 func benchmarkOpenClose(b *testing.B, mode sentry.ClosePath) {
 	h := newHarness(b, sentry.Options{FstatatShortcut: true, ClosePath: mode})
 	path := cstr(mountPoint + "/f")
-	h.open(b, path, unix.O_CREAT|unix.O_RDWR, 100)
+	h.open(b, path, unix.O_CREAT|unix.O_RDWR, guestFD)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.open(b, path, unix.O_RDONLY, 101)
-		h.call(unix.SYS_CLOSE, 101)
+		h.open(b, path, unix.O_RDONLY, guestFD+1)
+		h.call(unix.SYS_CLOSE, guestFD+1)
 	}
 }
 
@@ -144,24 +187,24 @@ func BenchmarkOpenCloseDeferred(b *testing.B) { benchmarkOpenClose(b, sentry.Clo
 
 func BenchmarkFstat(b *testing.B) {
 	h := newHarness(b, sentry.Options{FstatatShortcut: true})
-	h.open(b, cstr(mountPoint+"/f"), unix.O_CREAT|unix.O_RDWR, 100)
+	h.open(b, cstr(mountPoint+"/f"), unix.O_CREAT|unix.O_RDWR, guestFD)
 	var st unix.Stat_t
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.call(unix.SYS_FSTAT, 100, uintptr(unsafe.Pointer(&st)))
+		h.call(unix.SYS_FSTAT, guestFD, uintptr(unsafe.Pointer(&st)))
 	}
 }
 
 func benchmarkFstatatEmpty(b *testing.B, shortcut bool) {
 	h := newHarness(b, sentry.Options{FstatatShortcut: shortcut})
-	h.open(b, cstr(mountPoint+"/f"), unix.O_CREAT|unix.O_RDWR, 100)
+	h.open(b, cstr(mountPoint+"/f"), unix.O_CREAT|unix.O_RDWR, guestFD)
 	var st unix.Stat_t
 	empty := cstr("")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.call(unix.SYS_NEWFSTATAT, 100, addr(empty), uintptr(unsafe.Pointer(&st)), unix.AT_EMPTY_PATH)
+		h.call(unix.SYS_NEWFSTATAT, guestFD, addr(empty), uintptr(unsafe.Pointer(&st)), unix.AT_EMPTY_PATH)
 	}
 }
 

@@ -7,77 +7,17 @@ import (
 
 	"sentry/platform"
 	"sentry/sentry"
-	"sentry/sentry/vfs"
 )
 
 // This file is what the handlers of the notify set do differently when a
 // call is served by notification (the unotify platform): no register can
-// be rewritten, so a descriptor the guest must get is made in the sentry
-// and installed with the platform's ADDFD, and a path the sentry resolved
-// back to the host is acted on by the sentry itself, with the guest's
-// credentials.
-
-// openNotified completes an open of a sentry file on a notifying platform.
-// Linux takes the descriptor number first (get_unused_fd_flags) and only
-// then creates or truncates; ADDFD picks the number and hands it to the
-// guest in one step, so here the file is made first and the creation
-// undone if no number was free (EMFILE). A truncation cannot be undone:
-// an O_TRUNC open failing with EMFILE has truncated (the one divergence).
-func openNotified(t *sentry.Task) sentry.Result {
-	s := t.Scratch()
-	defer func() { *s = sentry.Scratch{} }()
-	flags := s.Flags
-	d, created, err := openFile(t, s)
-	if err != nil {
-		return sentry.ErrOf(err)
-	}
-	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
-	defer f.DecRef()
-	// The placeholder opens what it would on ptrace (open.go), the file
-	// now existing.
-	s.Found = d
-	shadow, accmode := placeholderShadow(s)
-	fd, err := installNotified(t, f, accmode|flags&unix.O_CLOEXEC, shadow)
-	if err != nil && created {
-		if cur, lerr := s.Dir.Lookup(s.Name); lerr == nil && cur == d {
-			s.Dir.Unlink(s.Name, t.Creds())
-		}
-	}
-	if err != nil {
-		return sentry.ErrOf(err)
-	}
-	return responded(fd)
-}
+// be rewritten, so a path the sentry resolved back to the host is acted on
+// by the sentry itself, with the guest's credentials, and a host
+// descriptor the guest must get is installed with the platform's ADDFD.
 
 // responded is the result of a call InstallFD already answered with fd.
 func responded(fd int32) sentry.Result {
 	return sentry.Result{Result: platform.Result{Action: platform.Responded, Ret: int64(fd)}, Served: true}
-}
-
-// installNotified gives the guest a placeholder for f and completes its
-// call with the number: an open of shadow with flags' access mode, or an
-// empty memfd when there is no shadow.
-func installNotified(t *sentry.Task, f *vfs.FileDescription, flags uint32, shadow string) (int32, error) {
-	var hfd int
-	var err error
-	if shadow != "" {
-		hfd, err = unix.Open(shadow, int(flags&unix.O_ACCMODE)|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NOCTTY, 0)
-	}
-	if shadow == "" || err != nil {
-		hfd, err = unix.MemfdCreate("", unix.MFD_CLOEXEC)
-	}
-	if err != nil {
-		return -1, errnoOf(err)
-	}
-	defer unix.Close(hfd)
-	cloexec := flags&unix.O_CLOEXEC != 0
-	fd, old, err := t.FDTable().InstallWith(func() (int32, error) {
-		return t.InstallFD(hfd, cloexec)
-	}, f, cloexec)
-	if old != nil {
-		old.DecRef()
-	}
-	return fd, err
 }
 
 // installHostFD completes a notified call by giving the guest a copy of
@@ -237,10 +177,7 @@ var notifySet = map[uintptr]sentry.HostFn{
 	unix.SYS_OPEN: openHostPath, unix.SYS_OPENAT: openHostPath, unix.SYS_OPENAT2: openHostPath, unix.SYS_CREAT: openHostPath,
 	unix.SYS_CLOSE: nil, unix.SYS_FSTAT: nil,
 	unix.SYS_NEWFSTATAT: statHost, unix.SYS_STAT: statHost, unix.SYS_LSTAT: statHost, unix.SYS_STATX: statHost,
-	unix.SYS_READ: nil, unix.SYS_WRITE: nil, unix.SYS_PREAD64: nil, unix.SYS_PWRITE64: nil, unix.SYS_LSEEK: nil,
-	unix.SYS_READV: nil, unix.SYS_WRITEV: nil, unix.SYS_PREADV: nil, unix.SYS_PWRITEV: nil,
-	unix.SYS_PREADV2: nil, unix.SYS_PWRITEV2: nil, unix.SYS_GETDENTS64: nil, unix.SYS_FTRUNCATE: nil,
-	unix.SYS_FSYNC: nil, unix.SYS_FDATASYNC: nil, unix.SYS_FSTATFS: nil,
+	unix.SYS_GETDENTS64: nil, unix.SYS_FSTATFS: nil,
 	unix.SYS_ACCESS: accessHost, unix.SYS_FACCESSAT: accessHost, unix.SYS_FACCESSAT2: accessHost,
 	unix.SYS_READLINK: readlinkHost, unix.SYS_READLINKAT: readlinkHost,
 }

@@ -10,6 +10,10 @@ import (
 	"sentry/sentry/vfs"
 )
 
+// pageSize is PAGE_SIZE: the largest struct a call copies in whole
+// (open_how, xattr_args) before refusing more (copy_struct_from_user).
+const pageSize = 4096
+
 // validOpenFlags are the flags open and openat keep (VALID_OPEN_FLAGS);
 // others are ignored by them and refused by openat2.
 const validOpenFlags = unix.O_RDONLY | unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_EXCL |
@@ -51,7 +55,7 @@ func Openat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if size < howSize {
 		return sentry.Err(unix.EINVAL)
 	}
-	if size > 4096 {
+	if size > pageSize {
 		return sentry.Err(unix.E2BIG)
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&how)), howSize)
@@ -120,31 +124,33 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		}
 		return sentry.Pass()
 	}
-	s := t.Scratch()
 	if flags&unix.O_TMPFILE&^unix.O_DIRECTORY != 0 {
 		// do_tmpfile: the path is the directory (O_TMPFILE carries
-		// O_DIRECTORY); the file is made once the descriptor exists.
+		// O_DIRECTORY).
 		if r.Dentry == nil {
 			return sentry.Err(unix.ENOENT)
 		}
 		if r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
 			return sentry.Err(unix.ENOTDIR)
 		}
-		if _, ok := r.Dentry.(vfs.TmpfileMaker); !ok {
+		tm, ok := r.Dentry.(vfs.TmpfileMaker)
+		if !ok {
 			return sentry.Err(unix.EOPNOTSUPP)
 		}
 		if err := r.Dentry.Inode().CheckPermission(t.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
 			return sentry.ErrOf(err)
 		}
-		*s = sentry.Scratch{Flags: flags, Mount: r.Mount, Dir: r.Dentry, Mode: mode & 07777 &^ t.FSContext().Umask()}
-		return openPlaceholder(t, s, flags)
+		d, err := tm.CreateTmpfile(mode&07777&^t.FSContext().Umask(), flags&unix.O_EXCL != 0, t.Creds())
+		if err != nil {
+			return sentry.ErrOf(err)
+		}
+		return installOpen(t, r.Mount, d, flags, nil)
 	}
 	if flags&unix.O_CREAT != 0 && r.TrailingSlash {
 		// open_last_lookups: O_CREAT with a trailing slash, before the
 		// lookup.
 		return sentry.Err(unix.EISDIR)
 	}
-	*s = sentry.Scratch{Flags: flags, Mount: r.Mount}
 	if r.Dentry == nil {
 		// The last component does not exist.
 		if flags&unix.O_CREAT == 0 || r.Parent == nil {
@@ -161,79 +167,83 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 			// A removed directory takes no new names.
 			return sentry.Err(unix.ENOENT)
 		}
-		s.Dir = r.Parent
-		s.Name = r.Name
-		s.Mode = mode & 07777 &^ t.FSContext().Umask()
-	} else {
-		if err := mayOpen(t, r.Dentry, flags, r.TrailingSlash); err != nil {
+		dir, name := r.Parent, r.Name
+		d, err := dir.Create(name, mode&07777&^t.FSContext().Umask(), t.Creds())
+		if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
+			// Another thread created it since the walk: open that one,
+			// as a lookup after the create would have.
+			if d, err = dir.Lookup(name); err == nil {
+				return openExisting(t, r.Mount, d, flags, false)
+			}
+		}
+		if err != nil {
 			return sentry.ErrOf(err)
 		}
-		switch r.Dentry.Inode().Mode() & unix.S_IFMT {
-		case unix.S_IFIFO:
-			if flags&unix.O_PATH == 0 {
-				return openFIFO(t, r.Mount, r.Dentry.Inode(), flags)
-			}
-		case unix.S_IFCHR, unix.S_IFBLK:
-			if flags&unix.O_PATH == 0 {
-				return openDevice(t, r.Mount, r.Dentry.Inode(), flags)
-			}
-		case unix.S_IFSOCK:
-			if flags&unix.O_PATH == 0 {
-				// open_last_lookups -> do_open: sockets cannot be opened.
-				return sentry.Err(unix.ENXIO)
+		// No descriptor for the new file (EMFILE): it goes again, as
+		// Linux, which takes the number first, never makes it.
+		undo := func() {
+			if cur, err := dir.Lookup(name); err == nil && cur == d {
+				dir.Unlink(name, t.Creds())
 			}
 		}
-		s.Found = r.Dentry
+		return installOpen(t, r.Mount, d, flags, undo)
 	}
-	return openPlaceholder(t, s, flags)
+	return openExisting(t, r.Mount, r.Dentry, flags, r.TrailingSlash)
 }
 
-// openPlaceholder gives the guest the descriptor number for the open s
-// describes: on a notifying platform the file is made and installed at
-// once; on ptrace the call becomes the open of a placeholder, and openExit
-// makes the file once the number is known.
-func openPlaceholder(t *sentry.Task, s *sentry.Scratch, flags uint32) sentry.Result {
-	if t.Notified() {
-		return openNotified(t)
-	}
-	if shadow, accmode := placeholderShadow(s); shadow != "" {
-		// A regular file's placeholder is an open of its shadow, with
-		// the guest's access mode, so that the host can map it as
-		// Linux would (mmap.go); another file's, a read-only open of
-		// the mount's anonymous shadow. The path is written below the
-		// guest's stack, as the memfd's name is.
-		addr, err := t.WriteStackString(shadow)
-		if err != nil {
-			dropShadow(s)
-			return sentry.ErrOf(err)
-		}
-		pflags := accmode | flags&unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NOCTTY
-		cwd := int64(unix.AT_FDCWD)
-		s.Placeholder = shadow
-		return sentry.RewriteTo(t, unix.SYS_OPENAT, platform.SyscallArgs{uintptr(cwd), addr, uintptr(pflags)}, openExit)
-	}
-	args, err := memfdPlaceholder(t, flags)
-	if err != nil {
+// openExisting opens a file the walk found: may_open's checks, special
+// files to their host stand-ins, O_TRUNC, then the descriptor.
+func openExisting(t *sentry.Task, m *vfs.Mount, d vfs.Dentry, flags uint32, trailingSlash bool) sentry.Result {
+	if err := mayOpen(t, d, flags, trailingSlash); err != nil {
 		return sentry.ErrOf(err)
 	}
-	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, args, openExit)
+	ino := d.Inode()
+	switch ino.Mode() & unix.S_IFMT {
+	case unix.S_IFIFO:
+		if flags&unix.O_PATH == 0 {
+			return openFIFO(t, m, ino, flags)
+		}
+	case unix.S_IFCHR, unix.S_IFBLK:
+		if flags&unix.O_PATH == 0 {
+			return openDevice(t, m, ino, flags)
+		}
+	case unix.S_IFSOCK:
+		if flags&unix.O_PATH == 0 {
+			// open_last_lookups -> do_open: sockets cannot be opened.
+			return sentry.Err(unix.ENXIO)
+		}
+	case unix.S_IFREG:
+		if flags&unix.O_TRUNC != 0 && flags&unix.O_PATH == 0 {
+			// handle_truncate. Linux takes the descriptor number
+			// first, so an open that fails with EMFILE truncates
+			// nothing; here the number comes last, and such an open
+			// has truncated (the one divergence of the order).
+			if err := ino.Truncate(0, t.Creds()); err != nil {
+				return sentry.ErrOf(err)
+			}
+		}
+	}
+	return installOpen(t, m, d, flags, nil)
 }
 
-// memfdPlaceholder is the memfd_create call that makes an empty memfd
-// placeholder: without shadows, or when the guest cannot open one. The
-// name is an empty string the sentry writes below the guest's stack, not
-// the guest's own path: another guest thread may rewrite that buffer
-// meanwhile (a longer name is EINVAL).
-func memfdPlaceholder(t *sentry.Task, flags uint32) (platform.SyscallArgs, error) {
-	nameAddr, err := t.WriteStackString("")
+// installOpen gives the guest a descriptor of d for an open with flags:
+// the file's placeholder (Inode.OpenHost: for a regular file its data
+// itself) installed at the lowest free number, the description in the
+// task's table. undo, if set, runs when no number is free.
+func installOpen(t *sentry.Task, m *vfs.Mount, d vfs.Dentry, flags uint32, undo func()) sentry.Result {
+	// The description first: its reference keeps an O_TMPFILE inode
+	// (no name) until it goes with the description on failure.
+	f := vfs.NewFileDescription(m, d, fileFlags(flags))
+	defer f.DecRef()
+	hfd, err := d.Inode().OpenHost(flags)
 	if err != nil {
-		return platform.SyscallArgs{}, err
+		if undo != nil {
+			undo()
+		}
+		return sentry.ErrOf(errnoOf(err))
 	}
-	memfdFlags := uintptr(0)
-	if flags&unix.O_CLOEXEC != 0 {
-		memfdFlags = unix.MFD_CLOEXEC
-	}
-	return platform.SyscallArgs{nameAddr, memfdFlags}, nil
+	f.HostFD = hfd
+	return t.InstallFile(f, flags&unix.O_CLOEXEC != 0, undo)
 }
 
 // mayOpen is the part of Linux's do_open and may_open that checks an
@@ -275,117 +285,6 @@ func mayOpen(t *sentry.Task, d vfs.Dentry, flags uint32, trailingSlash bool) err
 		return unix.EISDIR
 	}
 	return ino.CheckPermission(t.Creds(), acc)
-}
-
-// openExit runs once the placeholder has its number: create or truncate
-// the file and install its description there.
-func openExit(t *sentry.Task, ret int64) int64 {
-	s := t.Scratch()
-	if ret < 0 && s.Placeholder != "" && ret != -int64(unix.EMFILE) && ret != -int64(unix.ENFILE) && ret != -int64(unix.ENOMEM) {
-		// The guest could not open the shadow (it sees another
-		// /dev/shm: a mount namespace, a chroot, Landlock): its
-		// placeholder is a memfd after all, as without shadows.
-		s.Placeholder = ""
-		dropShadow(s)
-		if args, err := memfdPlaceholder(t, s.Flags); err == nil {
-			t.ReissueObserved(unix.SYS_MEMFD_CREATE, args, openExit)
-			return ret
-		}
-	}
-	if ret < 0 {
-		dropShadow(s)
-		*s = sentry.Scratch{}
-		return ret
-	}
-	fd := int32(ret)
-	flags := s.Flags
-	d, _, err := openFile(t, s)
-	if err != nil {
-		// Another guest thread changed the directory between the call's
-		// two stops: the placeholder goes again.
-		dropShadow(s)
-		*s = sentry.Scratch{}
-		t.FailAfterClose(fd, errnoOf(err))
-		return ret
-	}
-	if s.Shadow != "" {
-		if sh, ok := d.Inode().(vfs.Shadowed); !ok || !sh.AdoptShadow(s.Shadow) {
-			// Another thread created the file meanwhile: this
-			// placeholder's shadow stands for nothing (mmap.go tells).
-			dropShadow(s)
-		}
-	}
-	f := vfs.NewFileDescription(s.Mount, d, fileFlags(flags))
-	if old := t.FDTable().Install(fd, f, flags&unix.O_CLOEXEC != 0); old != nil {
-		old.DecRef()
-	}
-	f.DecRef()
-	*s = sentry.Scratch{}
-	return ret
-}
-
-// placeholderShadow is the host file a placeholder opens, and the access
-// mode to open it with: a regular file's own shadow, with the guest's
-// access mode (for a file the open creates, a new one its inode adopts at
-// the exit, s.Shadow); for other files and O_PATH, the mount's anonymous
-// shadow, read-only. "" for file systems without shadows (or when making
-// one fails): the placeholder is then a memfd.
-func placeholderShadow(s *sentry.Scratch) (string, uint32) {
-	m, ok := s.Mount.FS.(vfs.ShadowMaker)
-	if !ok {
-		return "", 0
-	}
-	accmode := s.Flags & unix.O_ACCMODE
-	switch {
-	case s.Flags&unix.O_PATH != 0:
-	case s.Found == nil:
-		s.Shadow, _ = m.NewShadow()
-		return s.Shadow, accmode
-	case s.Found.Inode().Mode()&unix.S_IFMT == unix.S_IFREG:
-		sh, ok := s.Found.Inode().(vfs.Shadowed)
-		if !ok {
-			return "", 0
-		}
-		p, _ := sh.ShadowPath(true)
-		return p, accmode
-	}
-	return m.AnonShadow(), unix.O_RDONLY
-}
-
-// dropShadow removes the shadow an open made for a file it did not create
-// after all.
-func dropShadow(s *sentry.Scratch) {
-	if s.Shadow == "" {
-		return
-	}
-	if m, ok := s.Mount.FS.(vfs.ShadowMaker); ok {
-		m.DropShadow(s.Shadow)
-	}
-	s.Shadow = ""
-}
-
-// openFile is the part of an open after the descriptor number: it creates
-// the file the entry found missing, or truncates the one it found for
-// O_TRUNC; created says the file is new.
-func openFile(t *sentry.Task, s *sentry.Scratch) (d vfs.Dentry, created bool, err error) {
-	if s.Flags&unix.O_TMPFILE&^unix.O_DIRECTORY != 0 {
-		d, err = s.Dir.(vfs.TmpfileMaker).CreateTmpfile(s.Mode, s.Flags&unix.O_EXCL != 0, t.Creds())
-		return d, false, err
-	}
-	if s.Found == nil {
-		d, err = s.Dir.Create(s.Name, s.Mode, t.Creds())
-		if err == unix.EEXIST && s.Flags&unix.O_EXCL == 0 {
-			// Another thread created it since the entry.
-			d, err = s.Dir.Lookup(s.Name)
-			return d, false, err
-		}
-		return d, err == nil, err
-	}
-	d = s.Found
-	if s.Flags&unix.O_TRUNC != 0 && s.Flags&unix.O_PATH == 0 && d.Inode().Mode()&unix.S_IFMT == unix.S_IFREG {
-		err = d.Inode().Truncate(0, t.Creds())
-	}
-	return d, false, err
 }
 
 // fileFlags are the f_flags F_GETFL reports for open flags: creation flags

@@ -66,7 +66,7 @@ const LastSyscall = unix.SYS_RSEQ_SLICE_YIELD
 // Reasons shared by groups of calls.
 const (
 	whyServedFile   = "served: the sentry's file system call on its files (path or descriptor), the host's on the host's"
-	whyServedData   = "served: data and offsets of a virtual fd are the sentry's (rw.go)"
+	whyBacking      = "harmless: a virtual fd of a regular file is the sentry's own open of its backing (the file's bytes, on a private tmpfs mounted nowhere), so the host's answer is the file's; a directory's is a directory, O_PATH's an anonymous file"
 	whyServedAttr   = "served: metadata of sentry files (attr.go, xattr.go, stat.go)"
 	whyServedCreds  = "served: the host applies it, the sentry then takes the new fsuid, fsgid and groups for its permission checks"
 	whyUnservedFD   = "checked: not modelled on sentry files: errUnserved on a virtual fd, passed through on a host fd"
@@ -74,7 +74,7 @@ const (
 	whyMount        = "checked: every path (target, bind or move source, device, overlay layers) resolved by the sentry; into a sentry mount errUnserved, else passed with the resolved host path (policy_mount.go)"
 	whyMountAt      = "checked: (dirfd, path) resolved by the sentry; a sentry file (a virtual dirfd included) errUnserved, a host one passed with the resolved path (policy_mount.go)"
 	whyMemory       = "harmless: the guest's own memory, no path, no descriptor"
-	whyMapping      = "harmless: acts on mappings; a sentry file's mapping is of its shadow, which then holds the file's data, so the host's answer is the file's"
+	whyMapping      = "harmless: acts on mappings; a sentry file's mapping is of its backing, so the host's answer is the file's"
 	whySignals      = "harmless: signals and their masks, no path, no descriptor"
 	whyPidfd        = "harmless: takes a pidfd; a placeholder is none, and the host answers EBADF as for a tmpfs file (pidfd_pid)"
 	whyTime         = "harmless: clocks, timers and sleeps, no path, no descriptor"
@@ -120,20 +120,14 @@ func Policies() []Policy {
 		unix.SYS_UNLINK, unix.SYS_UNLINKAT, unix.SYS_RMDIR, unix.SYS_MKDIR, unix.SYS_MKDIRAT,
 		unix.SYS_GETDENTS64, unix.SYS_SYMLINK, unix.SYS_SYMLINKAT, unix.SYS_READLINK, unix.SYS_READLINKAT,
 		unix.SYS_LINK, unix.SYS_LINKAT, unix.SYS_RENAME, unix.SYS_RENAMEAT, unix.SYS_RENAMEAT2,
-		unix.SYS_ACCESS, unix.SYS_FACCESSAT, unix.SYS_FACCESSAT2, unix.SYS_TRUNCATE, unix.SYS_FTRUNCATE,
-		unix.SYS_MKNOD, unix.SYS_MKNODAT, unix.SYS_FALLOCATE, unix.SYS_FLOCK, unix.SYS_STATFS, unix.SYS_FSTATFS,
-		unix.SYS_FSYNC, unix.SYS_FDATASYNC, unix.SYS_SYNCFS, unix.SYS_FADVISE64)
+		unix.SYS_ACCESS, unix.SYS_FACCESSAT, unix.SYS_FACCESSAT2, unix.SYS_TRUNCATE,
+		unix.SYS_MKNOD, unix.SYS_MKNODAT, unix.SYS_STATFS, unix.SYS_FSTATFS)
 	served("served: the host allocates and checks, the sentry's table follows at the call's exit (fd.go, close.go)",
 		unix.SYS_DUP, unix.SYS_DUP2, unix.SYS_DUP3, unix.SYS_CLOSE_RANGE)
-	served("served: status flags and locks of a virtual fd are the sentry's, descriptor commands run on the host and the table follows (fd.go); F_DUPFD_QUERY only compares",
+	served("served: descriptor commands run on the host and the table follows (fd.go); F_DUPFD_QUERY only compares",
 		unix.SYS_FCNTL)
-	served("served: on a virtual fd by the sentry (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
+	served("served: FIOCLEX and FIONCLEX on a virtual fd update the sentry's table, its other requests act on the backing (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
 		unix.SYS_IOCTL)
-	served(whyServedData,
-		unix.SYS_READ, unix.SYS_WRITE, unix.SYS_PREAD64, unix.SYS_PWRITE64, unix.SYS_LSEEK,
-		unix.SYS_READV, unix.SYS_WRITEV, unix.SYS_PREADV, unix.SYS_PWRITEV, unix.SYS_PREADV2, unix.SYS_PWRITEV2)
-	served("served: in-kernel copies between sentry files and host descriptors (copy.go)",
-		unix.SYS_SENDFILE, unix.SYS_COPY_FILE_RANGE)
 	served(whyServedAttr,
 		unix.SYS_CHMOD, unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_CHOWN,
 		unix.SYS_LCHOWN, unix.SYS_FCHOWN, unix.SYS_FCHOWNAT, unix.SYS_UTIMENSAT, unix.SYS_UTIMES,
@@ -146,7 +140,6 @@ func Policies() []Policy {
 		unix.SYS_BIND, unix.SYS_CONNECT, unix.SYS_SENDTO, unix.SYS_GETSOCKNAME, unix.SYS_GETPEERNAME)
 	served("served: msg_name as sendto's; SCM_RIGHTS may not carry a virtual fd to a receiver, errUnserved (policy_fdargs.go)",
 		unix.SYS_SENDMSG, unix.SYS_SENDMMSG)
-	served("served: a mapping of a sentry file maps its shadow (mmap.go)", unix.SYS_MMAP)
 	served("served: trapped so that a placeholder's memfd made by a reissued call is seen; the guest's own pass",
 		unix.SYS_MEMFD_CREATE)
 	served("served: a sentry file runs from a memfd copy, a host one passes (task.go)", unix.SYS_EXECVE, unix.SYS_EXECVEAT)
@@ -163,10 +156,9 @@ func Policies() []Policy {
 		unix.SYS_CHDIR, unix.SYS_FCHDIR, unix.SYS_UMASK, unix.SYS_GETCWD)
 
 	// Calls the sentry does not model on its files: checked.
-	checked(whyUnservedFD,
-		unix.SYS_GETDENTS, unix.SYS_SYNC_FILE_RANGE, unix.SYS_READAHEAD, unix.SYS_CACHESTAT, unix.SYS_QUOTACTL_FD)
-	checked("checked: splice and tee on a virtual fd are errUnserved; host pipes and files pass (copy.go)",
-		unix.SYS_SPLICE, unix.SYS_TEE)
+	checked(whyUnservedFD, unix.SYS_GETDENTS)
+	checked("checked: a virtual fd's quota would be its backing's private file system's: errUnserved; host fds pass",
+		unix.SYS_QUOTACTL_FD)
 	checked(whyUnservedPath,
 		unix.SYS_CHROOT, unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_USELIB,
 		unix.SYS_INOTIFY_ADD_WATCH, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_FILE_GETATTR, unix.SYS_FILE_SETATTR)
@@ -212,6 +204,12 @@ func Policies() []Policy {
 		unix.SYS_GET_THREAD_AREA, unix.SYS_SET_TID_ADDRESS, unix.SYS_RSEQ, unix.SYS_RSEQ_SLICE_YIELD)
 	harmless("harmless: another process's memory, no path, no descriptor (a checked path it rewrites is the race another thread of the caller can run: the host must get a copy the guest cannot change, issue #12 item 4)",
 		unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV)
+	harmless(whyBacking,
+		unix.SYS_READ, unix.SYS_WRITE, unix.SYS_PREAD64, unix.SYS_PWRITE64, unix.SYS_LSEEK, unix.SYS_READV,
+		unix.SYS_WRITEV, unix.SYS_PREADV, unix.SYS_PWRITEV, unix.SYS_PREADV2, unix.SYS_PWRITEV2, unix.SYS_MMAP,
+		unix.SYS_FTRUNCATE, unix.SYS_FALLOCATE, unix.SYS_FSYNC, unix.SYS_FDATASYNC, unix.SYS_SYNCFS,
+		unix.SYS_FADVISE64, unix.SYS_FLOCK, unix.SYS_SENDFILE, unix.SYS_COPY_FILE_RANGE, unix.SYS_SPLICE,
+		unix.SYS_TEE, unix.SYS_SYNC_FILE_RANGE, unix.SYS_READAHEAD, unix.SYS_CACHESTAT)
 	harmless(whyMapping, unix.SYS_MSYNC, unix.SYS_MADVISE, unix.SYS_REMAP_FILE_PAGES)
 	harmless("harmless: registers the guest's own memory for fault handling, no path, no descriptor",
 		unix.SYS_USERFAULTFD)

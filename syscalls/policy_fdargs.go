@@ -207,6 +207,7 @@ func dedupeStatus(t *sentry.Task, f *vfs.FileDescription, e []byte, srcLen int64
 const (
 	msghdrSize  = 56
 	mmsghdrSize = 64
+	uioMaxIOV   = 1024 // UIO_MAXIOV: sendmmsg's bound on vlen
 	// maxControl bounds the control data the sentry reads; Linux takes
 	// at most optmem_max (sock_kmalloc), far less by default.
 	maxControl = 1 << 20

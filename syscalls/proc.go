@@ -81,34 +81,12 @@ func openProcMounts(t *sentry.Task, hostPath string, mountinfo bool, flags uint3
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
+	// The description keeps the unlinked file alive.
+	d.Inode().IncRef()
+	defer d.Inode().DecRef()
 	scratch.Root.Unlink(name, root)
 	if _, err := d.Inode().WriteAt(data, 0, root); err != nil {
 		return sentry.ErrOf(err)
 	}
-	// The description takes its reference at the exit; until then the
-	// scratch keeps the unlinked inode alive through Found.
-	d.Inode().IncRef()
-	s := t.Scratch()
-	*s = sentry.Scratch{Flags: flags &^ unix.O_DIRECTORY, Mount: scratch, Found: d}
-	if t.Notified() {
-		res := openNotified(t)
-		d.Inode().DecRef()
-		return res
-	}
-	memfdFlags := uintptr(0)
-	if flags&unix.O_CLOEXEC != 0 {
-		memfdFlags = unix.MFD_CLOEXEC
-	}
-	nameAddr, err := t.WriteStackString("")
-	if err != nil {
-		return sentry.ErrOf(err)
-	}
-	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, [6]uintptr{nameAddr, memfdFlags}, procMountsExit)
-}
-
-func procMountsExit(t *sentry.Task, ret int64) int64 {
-	d := t.Scratch().Found
-	ret = openExit(t, ret)
-	d.Inode().DecRef()
-	return ret
+	return installOpen(t, scratch, d, flags&^unix.O_DIRECTORY, nil)
 }

@@ -374,3 +374,35 @@ func setidExit(t *sentry.Task, ret int64) int64 {
 	t.RefreshCreds()
 	return ret
 }
+
+// placeholderPath is the /proc path of the guest's placeholder at fd.
+func placeholderPath(t *sentry.Task, fd int32) string {
+	return "/proc/" + strconv.Itoa(int(t.TID)) + "/fd/" + strconv.Itoa(int(fd))
+}
+
+// fillPlaceholder makes the placeholder memfd behind fd hold the file's
+// size and data.
+func fillPlaceholder(t *sentry.Task, fd int32, size int64, readAt func([]byte, int64) (int, error)) error {
+	hfd, err := unix.Open(placeholderPath(t, fd), unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return unix.ENOMEM
+	}
+	defer unix.Close(hfd)
+	if err := unix.Ftruncate(hfd, size); err != nil {
+		return unix.ENOMEM
+	}
+	buf := t.IOBuf(1 << 17)
+	for off := int64(0); off < size; {
+		n, err := readAt(buf, off)
+		if n > 0 {
+			if _, werr := unix.Pwrite(hfd, buf[:n], off); werr != nil {
+				return unix.ENOMEM
+			}
+			off += int64(n)
+		}
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	return nil
+}

@@ -441,7 +441,7 @@ func xattrArgs(t *sentry.Task, addr uintptr, usize uint64) (value uintptr, size,
 	if usize < xattrArgsSize {
 		return 0, 0, 0, unix.EINVAL
 	}
-	if usize > 4096 {
+	if usize > pageSize {
 		return 0, 0, 0, unix.E2BIG
 	}
 	buf := make([]byte, usize)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 )
 
@@ -10,9 +9,9 @@ import (
 // trapped call the probe makes natively (on a kernel tmpfs in a private
 // mount namespace) and in the sandbox is compared with its result, which
 // also catches what the probe does not print (a leaked descriptor shows
-// as a different fd number later). The only divergences allowed are the
-// known one (SEEK_DATA/SEEK_HOLE treat the whole file as data) and the
-// probe's writes of those results.
+// as a different fd number later). Data calls (read, write, lseek, ...)
+// are not trapped, so not compared here: their results show in the
+// probe's output, which TestDiffProbes compares. No divergence is allowed.
 func TestConformanceViaDiff(t *testing.T) {
 	probe := buildProbe(t, "fdstat")
 	r := runCmd(t, "", sentryBin, "diff", "--json", "--max", "1000", "--", probe, "/tmp/probe")
@@ -34,22 +33,14 @@ func TestConformanceViaDiff(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("bad report: %v\n%s", err, r.stdout)
 	}
-	if rep.Native.ExitStatus != 0 || rep.Sandbox.ExitStatus != 0 || rep.Native.Calls < 1000 {
+	if rep.Native.ExitStatus != 0 || rep.Sandbox.ExitStatus != 0 || rep.Native.Calls < 500 {
 		t.Fatalf("runs: native %+v, sandbox %+v", rep.Native, rep.Sandbox)
 	}
 	unexplained := 0
 	for _, d := range rep.Divergences {
-		c := d.Native
-		if c == nil {
-			c = d.Sandbox
-		}
-		known := c != nil && ((c.Syscall == "lseek" && (strings.HasSuffix(c.Args, ", 3") || strings.HasSuffix(c.Args, ", 4"))) ||
-			(c.Syscall == "write" && strings.HasPrefix(c.Args, "1,")))
-		if !known {
-			unexplained++
-			t.Errorf("unexplained divergence: native %+v, sandbox %+v", d.Native, d.Sandbox)
-		}
+		unexplained++
+		t.Errorf("unexplained divergence: native %+v, sandbox %+v", d.Native, d.Sandbox)
 	}
-	t.Logf("conformance: %d calls compared, %d equal, %d known divergences (SEEK_DATA/SEEK_HOLE), %d unexplained",
-		rep.Native.Calls, rep.Native.Calls-rep.DivergentCalls, rep.DivergentCalls-unexplained, unexplained)
+	t.Logf("conformance: %d calls compared, %d equal, %d unexplained",
+		rep.Native.Calls, rep.Native.Calls-rep.DivergentCalls, unexplained)
 }

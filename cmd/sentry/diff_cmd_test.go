@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sentry/cmd/sentry/internal/tracediff"
 )
 
 // diffScript writes, stats and removes a file on the guest's /tmp: a few
@@ -80,7 +82,7 @@ func TestDiffCmdInjectedFault(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("sentry diff --json exited %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	var rep diffReport
+	var rep tracediff.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("--json report: %v\n%s", err, r.stdout)
 	}
@@ -105,6 +107,7 @@ func TestDiffCmdUsage(t *testing.T) {
 		{"--no-such-flag", "--", "true"},     // unknown flag
 		{"--log", "/dev/null", "--", "true"}, // diff owns the logs
 		{"--tmpfs", "relative", "--", "true"},
+		{"--tmpfs", "/tmp:size=1x", "--", "true"},
 	} {
 		r := runCmd(t, "", append([]string{sentryBin, "diff"}, args...)...)
 		if r.code != exitUsage {
@@ -114,5 +117,17 @@ func TestDiffCmdUsage(t *testing.T) {
 	r := runCmd(t, "", sentryBin, "diff", "-h")
 	if r.code != 0 || !strings.Contains(r.stderr, "native") || !strings.Contains(r.stderr, "inject-fault") {
 		t.Errorf("sentry diff -h exited %d; it should explain the runs and list the run flags:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestDiffCmdTmpfsOptions: a kernel tmpfs mounted with the options'
+// mount(2) form (the native run) and the sentry's tmpfs given them (the
+// sandbox run) have the same limits, mode and out-of-space behaviour.
+// The size is 16 pages and a byte, rounded up to 17.
+func TestDiffCmdTmpfsOptions(t *testing.T) {
+	r := sentryDiff(t, "--tmpfs", "/tmp:size=0x10001,nr_inodes=5,mode=0750", "--", "sh", "-c",
+		`stat -f -c "%b %f %c %d" /tmp; stat -c %a /tmp; head -c 100000 /dev/zero > /tmp/f; ls -l /tmp/f | cut -d" " -f5; stat -f -c "%b %f %c %d" /tmp`)
+	if r.code != 0 {
+		t.Fatalf("sentry diff exited %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -26,7 +26,13 @@ const (
 	exitNotExecutable = launch.ExitNotExecutable
 	exitNotFound      = launch.ExitNotFound
 	exitUsage         = 2
+	// exitSignalBase + N is the status of a guest killed by signal N.
+	exitSignalBase = 128
 )
+
+// maxErrno is Linux's MAX_ERRNO: a return value in [-maxErrno, -1] is an
+// error number.
+const maxErrno = 4095
 
 const usage = `sentry: run Linux programs under a syscall-emulation sandbox.
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +29,23 @@ func statsRun(t *testing.T, flags []string, argv ...string) (result, map[string]
 		t.Fatal(err)
 	}
 	return r, rep.Counters
+}
+
+// TestTmpfsOptionErrors: a bad --tmpfs option is a usage error worded as
+// the kernel logs it.
+func TestTmpfsOptionErrors(t *testing.T) {
+	for _, tc := range []struct{ spec, msg string }{
+		{"/tmp:size=1x", "tmpfs: Bad value for 'size'"},
+		{"/tmp:nr_inodes=1%", "tmpfs: Bad value for 'nr_inodes'"},
+		{"/tmp:mode=8", "tmpfs: Bad value for 'mode'"},
+		{"/tmp:uid=0", "tmpfs: Unsupported parameter 'uid'"},
+		{"/tmp:sise=1m", "tmpfs: Unknown parameter 'sise'"},
+	} {
+		r := runCmd(t, "", sentryBin, "run", "--tmpfs", tc.spec, "--", "true")
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("--tmpfs %s: exit %d, stderr %q; want %d and %q", tc.spec, r.code, r.stderr, exitUsage, tc.msg)
+		}
+	}
 }
 
 func TestTmpfsHello(t *testing.T) {
@@ -101,13 +119,17 @@ func TestHostFilesPassThrough(t *testing.T) {
 	if r.code != 0 || r.stdout != "directory\n" {
 		t.Fatalf("got %+v", r)
 	}
-	for _, name := range []string{"syscall.openat.passthrough", "syscall.read.passthrough", "syscall.close.passthrough"} {
+	for _, name := range []string{"syscall.openat.passthrough", "syscall.newfstatat.passthrough", "syscall.close.passthrough"} {
 		if c[name] == 0 {
 			t.Errorf("%s = 0", name)
 		}
 	}
 	if c["syscall.openat.emulated"] != 0 {
 		t.Errorf("host opens were emulated: %d", c["syscall.openat.emulated"])
+	}
+	// Data calls are never trapped: a placeholder is the file's data.
+	if c["syscall.read.passthrough"] != 0 || c["syscall.read.emulated"] != 0 {
+		t.Errorf("read was trapped: %d, %d", c["syscall.read.passthrough"], c["syscall.read.emulated"])
 	}
 }
 

@@ -25,6 +25,7 @@ func (i *inode) SetAttr(c *vfs.Credentials, a *vfs.Attr) error {
 	now := nowNanos()
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	i.reconcileModeLocked()
 	owner := c.UID == 0 || c.UID == i.uid
 	if a.Mask&(vfs.AttrAtime|vfs.AttrMtime) != 0 {
 		explicit := (a.Mask&vfs.AttrAtime != 0 && !a.AtimeNow) || (a.Mask&vfs.AttrMtime != 0 && !a.MtimeNow)
@@ -88,5 +89,6 @@ func (i *inode) SetAttr(c *vfs.Credentials, a *vfs.Attr) error {
 		}
 	}
 	i.ctime = now
+	i.mirrorAttrLocked(a)
 	return nil
 }

@@ -16,14 +16,14 @@ import (
 //   - link counts: a non-directory has one link per name, a directory 2 +
 //     its subdirectories, a removed directory 0 and no entries;
 //   - sizes: a directory's is 40 + 20 per entry, a symlink's its target
-//     length, a regular file holds no page at or past its size;
+//     length; a regular file has its backing, with its permission bits;
 //   - accounting: the live-inode count, the inode slots (inodes plus extra
-//     links) and the used pages equal the sums over the live inodes, and
-//     stay within the limits;
+//     links) and the pages the sentry holds itself (long symlinks) equal
+//     the sums over the live inodes, and stay within the limits;
 //   - leaks: every live inode is reachable, or unlinked and still open; an
 //     unlinked inode without open references must have been freed.
 //
-// Writers of file data do not take the tree lock, so Check must be called
+// Check must be called
 // while no operation is in flight (as tests and fuzzing do).
 func (fs *Filesystem) Check() error {
 	fs.mu.RLock()
@@ -113,6 +113,9 @@ func (fs *Filesystem) Check() error {
 	if fs.maxPages > 0 && pages > fs.maxPages {
 		return fmt.Errorf("used pages %d exceed the limit %d", pages, fs.maxPages)
 	}
+	if fs.store.closed {
+		return fmt.Errorf("store released")
+	}
 	return nil
 }
 
@@ -169,27 +172,17 @@ func checkData(i *inode) (int64, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	switch {
-	case i.isRegular() && i.mapped:
-		// The shadow holds the data and its size.
-		var st unix.Stat_t
-		if err := unix.Fstat(i.mfd, &st); err != nil {
-			return 0, fmt.Errorf("inode %d: shadow: %v", i.ino, err)
-		}
-		if len(i.pages) != 0 || st.Size != i.size {
-			return 0, fmt.Errorf("inode %d: mapped with %d pages, shadow size %d, size %d", i.ino, len(i.pages), st.Size, i.size)
-		}
-		return i.mappedPages, nil
 	case i.isRegular():
-		if i.size < 0 {
-			return 0, fmt.Errorf("inode %d: negative size %d", i.ino, i.size)
+		// The backing holds the data; it must exist while the inode
+		// lives, as a regular file of the store with the inode's
+		// permission bits.
+		var st unix.Stat_t
+		if err := i.fs.store.statFile(i.ino, &st); err != nil {
+			return 0, fmt.Errorf("inode %d: backing: %v", i.ino, err)
 		}
-		end := max(pagesFor(i.size), i.allocEnd)
-		for idx, pg := range i.pages {
-			if pg == nil || idx < 0 || idx >= end {
-				return 0, fmt.Errorf("inode %d: page %d held past the size %d", i.ino, idx, i.size)
-			}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0777 != i.mode&0777 {
+			return 0, fmt.Errorf("inode %d: backing mode %o, inode mode %o", i.ino, st.Mode, i.mode)
 		}
-		return int64(len(i.pages)), nil
 	case i.isSymlink():
 		if i.size != int64(len(i.target)) {
 			return 0, fmt.Errorf("symlink %d: size %d, target length %d", i.ino, i.size, len(i.target))

@@ -106,7 +106,12 @@ func (d *dentry) createLocked(name string, ftype, mode uint32, c *vfs.Credential
 	}
 	fullMode, uid, gid := d.newOwner(ftype, mode, c)
 	now := nowNanos()
-	child := &dentry{fs: d.fs, inode: d.fs.newInodeLocked(fullMode, uid, gid, now)}
+	i, err := d.fs.newInodeLocked(fullMode, uid, gid, now)
+	if err != nil {
+		d.fs.islots--
+		return nil, err
+	}
+	child := &dentry{fs: d.fs, inode: i}
 	d.insertLocked(name, child, now)
 	if ftype == unix.S_IFDIR {
 		d.inode.nlink.Add(1) // the child's ".." (shmem_mkdir: inc_nlink)
@@ -151,7 +156,11 @@ func (d *dentry) CreateTmpfile(mode uint32, excl bool, c *vfs.Credentials) (vfs.
 		return nil, err
 	}
 	fullMode, uid, gid := d.newOwner(unix.S_IFREG, mode, c)
-	i := d.fs.newInodeLocked(fullMode, uid, gid, nowNanos())
+	i, err := d.fs.newInodeLocked(fullMode, uid, gid, nowNanos())
+	if err != nil {
+		d.fs.islots--
+		return nil, err
+	}
 	i.nlink.Store(0)
 	i.linkable.Store(!excl)
 	return &dentry{fs: d.fs, inode: i, parent: d, name: "#" + strconv.FormatUint(i.ino, 10)}, nil

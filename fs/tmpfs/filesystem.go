@@ -48,13 +48,6 @@ type Options struct {
 	RootMode uint32
 	// RootUID and RootGID own the root directory (uid=, gid=).
 	RootUID, RootGID uint32
-	// ShadowDir is the host directory for the shadow files that stand
-	// for regular files in the guest's descriptor table (shadow.go);
-	// "" keeps none, and guests then cannot map files coherently.
-	ShadowDir string
-	// MaxIdleShadows bounds the shadows kept for files nobody has open
-	// (0: defaultMaxIdleShadows).
-	MaxIdleShadows int
 }
 
 // Filesystem is one tmpfs mount.
@@ -64,22 +57,13 @@ type Filesystem struct {
 	// maxPages is opts.SizeLimit in pages; 0 is unlimited. Immutable.
 	maxPages int64
 
-	// shadowPrefix starts every shadow's name (immutable); shadowSeq
-	// numbers them.
-	shadowPrefix string
-	shadowSeq    atomic.Uint64
-	// anonPath is AnonShadow's file, made once.
-	anonOnce sync.Once
-	anonPath string
-	// idle lists the inodes that keep a shadow but have no open
-	// description, least recently closed first (shadow.go).
-	idleMu             sync.Mutex
-	idleHead, idleTail *inode
-	idleLen, idleMax   int
+	// store holds the regular files' data (storage.go). Immutable.
+	store *store
 
-	// usedPages is the number of data pages allocated across the mount
-	// (sbinfo->used_blocks in Linux). Updated without mu, by CAS against
-	// maxPages.
+	// usedPages is the number of pages the sentry allocated itself: long
+	// symlinks' targets (file data is the store's, which counts its own).
+	// Changed under pageMu, with the store's size.
+	pageMu    sync.Mutex
 	usedPages atomic.Int64
 
 	// mu protects the tree and everything below.
@@ -98,33 +82,70 @@ type Filesystem struct {
 	live *inode
 }
 
-// New returns an empty tmpfs whose root directory has opts' mode and owner.
-func New(opts Options) *Filesystem {
+// New returns an empty tmpfs whose root directory has opts' mode and owner,
+// with its store (storage.go); Release frees the store.
+func New(opts Options) (*Filesystem, error) {
 	fs := &Filesystem{
 		opts:     opts,
 		maxPages: pagesFor(opts.SizeLimit),
 		nextIno:  1,
 	}
-	if opts.ShadowDir != "" {
-		fs.shadowPrefix = newShadowPrefix()
-	}
-	fs.idleMax = opts.MaxIdleShadows
-	if fs.idleMax <= 0 {
-		fs.idleMax = defaultMaxIdleShadows
-	}
 	if opts.SizeLimit < 0 {
 		fs.maxPages = 0
 	}
+	st, err := newStore(fs.maxPages * pageSize)
+	if err != nil {
+		return nil, err
+	}
+	fs.store = st
 	now := nowNanos()
 	fs.mu.Lock()
 	// The root is created like any directory (shmem_fill_super calls
 	// shmem_get_inode with a NULL parent), so it takes inode number 1 and
 	// counts against nr_inodes.
 	fs.islots = 1
-	ri := fs.newInodeLocked(unix.S_IFDIR|(opts.RootMode&07777), opts.RootUID, opts.RootGID, now)
+	ri, _ := fs.newInodeLocked(unix.S_IFDIR|(opts.RootMode&07777), opts.RootUID, opts.RootGID, now)
 	fs.root = &dentry{fs: fs, inode: ri, name: "/"}
 	fs.mu.Unlock()
-	return fs
+	return fs, nil
+}
+
+// Release frees the store once the file system is no longer used (the
+// guest is gone): descriptors the guest still holds keep their files.
+func (fs *Filesystem) Release() {
+	fs.mu.Lock()
+	fs.store.release()
+	fs.mu.Unlock()
+}
+
+// usedTotal is the mount's used pages: the store's and the sentry's own.
+func (fs *Filesystem) usedTotal() int64 {
+	if fs.store.closed {
+		return fs.usedPages.Load()
+	}
+	used := fs.usedPages.Load()
+	if blocks, ok := fs.store.usedBlocks(); ok {
+		used += (blocks*512 + pageSize - 1) / pageSize
+	} else {
+		used += fs.fileBlocksSlow() * 512 / pageSize
+	}
+	return used
+}
+
+// fileBlocksSlow sums the regular files' blocks, for a store that cannot
+// tell its own use (the fallback directory, shared with the host; an
+// unlimited store).
+func (fs *Filesystem) fileBlocksSlow() int64 {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	var n int64
+	var st unix.Stat_t
+	for i := fs.live; i != nil; i = i.nextLive {
+		if i.isRegular() && fs.store.statFile(i.ino, &st) == nil {
+			n += st.Blocks
+		}
+	}
+	return n
 }
 
 // Root returns the root directory; its Parent is nil.
@@ -140,7 +161,7 @@ func (fs *Filesystem) Usage() (inodes int64, bytes int64) {
 	fs.mu.RLock()
 	inodes = fs.inodes
 	fs.mu.RUnlock()
-	return inodes, fs.usedPages.Load() * pageSize
+	return inodes, fs.usedTotal() * pageSize
 }
 
 // Statfs fills st as shmem_statfs does. Like a Linux tmpfs mounted with
@@ -161,7 +182,7 @@ func (fs *Filesystem) Statfs(st *unix.Statfs_t) {
 	st.Fsid.Val[0] = int32(uint32(fs.opts.Dev))
 	st.Fsid.Val[1] = int32(uint32(fs.opts.Dev >> 32))
 	if fs.maxPages > 0 {
-		used := fs.usedPages.Load()
+		used := fs.usedTotal()
 		st.Blocks = uint64(fs.maxPages)
 		st.Bfree = uint64(max(fs.maxPages-used, 0))
 		st.Bavail = st.Bfree
@@ -185,53 +206,60 @@ func (fs *Filesystem) reserveSlotLocked() error {
 	return nil
 }
 
-// reservePage accounts one more data page, as shmem_inode_acct_blocks:
-// false when the size limit is reached.
+// reservePage accounts one more page of the sentry's own (a long
+// symlink's target), as shmem_inode_acct_blocks: false when the size limit
+// is reached. The store, where file data lives, shrinks by that page, so
+// that files and symlinks share the limit as on Linux (its remount fails
+// when it already holds more).
 func (fs *Filesystem) reservePage() bool {
-	if fs.maxPages == 0 {
-		fs.usedPages.Add(1)
-		return true
-	}
-	for {
-		used := fs.usedPages.Load()
-		if used >= fs.maxPages {
+	fs.pageMu.Lock()
+	defer fs.pageMu.Unlock()
+	used := fs.usedPages.Load()
+	if fs.maxPages > 0 {
+		if used+1 > fs.maxPages || fs.store.setSize((fs.maxPages-used-1)*pageSize) != nil {
 			return false
 		}
-		if fs.usedPages.CompareAndSwap(used, used+1) {
-			return true
-		}
 	}
+	fs.usedPages.Store(used + 1)
+	return true
 }
 
-// reservePages accounts n more data pages, all or none.
-func (fs *Filesystem) reservePages(n int64) bool {
-	if fs.maxPages == 0 {
-		fs.usedPages.Add(n)
-		return true
-	}
-	for {
-		used := fs.usedPages.Load()
-		if used+n > fs.maxPages {
-			return false
-		}
-		if fs.usedPages.CompareAndSwap(used, used+n) {
-			return true
-		}
-	}
-}
-
-// unreservePages returns n pages to the mount.
+// unreservePages returns n of the sentry's pages to the mount (and to the
+// store).
 func (fs *Filesystem) unreservePages(n int64) {
-	if n != 0 {
-		fs.usedPages.Add(-n)
+	if n == 0 {
+		return
 	}
+	fs.pageMu.Lock()
+	defer fs.pageMu.Unlock()
+	used := fs.usedPages.Add(-n)
+	if fs.maxPages > 0 {
+		fs.store.setSize((fs.maxPages - used) * pageSize)
+	}
+}
+
+// pagesFor is the number of pages that size bytes span, without the
+// overflow of rounding up near math.MaxInt64.
+func pagesFor(size int64) int64 {
+	n := size / pageSize
+	if size%pageSize != 0 {
+		n++
+	}
+	return n
 }
 
 // newInodeLocked makes a live inode with the next inode number, mode (type
 // and permission bits) and owner, all times set to now, one link for files
 // and two for directories. The caller has reserved its inode slot. fs.mu
 // must be held for writing.
-func (fs *Filesystem) newInodeLocked(mode, uid, gid uint32, now int64) *inode {
+func (fs *Filesystem) newInodeLocked(mode, uid, gid uint32, now int64) (*inode, error) {
+	if mode&unix.S_IFMT == unix.S_IFREG {
+		// The backing comes with the inode: its times are the file's.
+		if err := fs.store.createFile(fs.nextIno, mode, uid, gid); err != nil {
+			fs.nextIno++
+			return nil, err
+		}
+	}
 	i := &inode{
 		fs:    fs,
 		ino:   fs.nextIno,
@@ -253,7 +281,7 @@ func (fs *Filesystem) newInodeLocked(mode, uid, gid uint32, now int64) *inode {
 		i.nlink.Store(1)
 	}
 	fs.linkLiveLocked(i)
-	return i
+	return i, nil
 }
 
 // linkLiveLocked adds i to the live list and the inode count.
@@ -274,9 +302,6 @@ func (fs *Filesystem) linkLiveLocked(i *inode) {
 // racing IncRef that revived the inode can free it again. fs.mu must be held
 // for writing.
 func (fs *Filesystem) freeLocked(i *inode) {
-	if i.idle.Load() {
-		fs.unidle(i)
-	}
 	i.releaseData()
 	if i.freed {
 		return

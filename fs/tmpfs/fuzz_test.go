@@ -1,7 +1,6 @@
 package tmpfs
 
 import (
-	"os"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -29,13 +28,11 @@ func FuzzOps(f *testing.F) {
 
 func fuzzOps(t *testing.T, data []byte) {
 	{
-		// Shadows on a host tmpfs, as the sentry keeps them, so that
-		// mapped files (op 9) and the idle bound are exercised too.
-		shadowDir, derr := os.MkdirTemp("/dev/shm", "fuzz-shadow-")
-		if derr == nil {
-			defer os.RemoveAll(shadowDir)
+		fs, ferr := New(Options{RootMode: 01777, SizeLimit: 8 * 4096, MaxInodes: 12})
+		if ferr != nil {
+			t.Fatal(ferr)
 		}
-		fs := New(Options{RootMode: 01777, SizeLimit: 8 * 4096, MaxInodes: 12, ShadowDir: shadowDir, MaxIdleShadows: 2})
+		defer fs.Release()
 		held := map[vfs.Inode]int{}
 		for len(data) >= 3 {
 			op, x, y := data[0], data[1], data[2]
@@ -100,11 +97,11 @@ func fuzzOps(t *testing.T, data []byte) {
 				if d, werr := walk(fs, p); werr == nil {
 					d.Inode().IncRef()
 					held[d.Inode()]++
-					// An open that gets the file's shadow, and maps it.
-					if sh, ok := d.Inode().(vfs.Shadowed); ok && y&16 != 0 {
-						if path, _ := sh.ShadowPath(true); path != "" && y&32 != 0 {
-							err = sh.Map()
-						}
+					// A guest's descriptor: the placeholder, through
+					// which it writes and maps the data behind the
+					// sentry's back.
+					if y&16 != 0 {
+						err = guestIO(d.Inode(), y)
 					}
 				}
 			case 10:
@@ -149,6 +146,37 @@ func fuzzOps(t *testing.T, data []byte) {
 			t.Fatalf("after removing all: usage %d inodes, %d bytes", n, b)
 		}
 	}
+}
+
+// guestIO opens ino's placeholder as a guest's open would and writes and
+// maps through it, as the guest does on the host.
+func guestIO(ino vfs.Inode, y byte) error {
+	fd, err := ino.OpenHost(unix.O_RDWR)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if ino.Mode()&unix.S_IFMT != unix.S_IFREG {
+		return nil
+	}
+	off := int(y) * 97
+	n, err := unix.Pwrite(fd, make([]byte, int(y)*31), int64(off))
+	if err != nil {
+		return err
+	}
+	if y&32 != 0 && n > 0 {
+		// Only a byte the write allocated: a hole past the size limit
+		// would be SIGBUS, as on Linux.
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Size > int64(off) {
+			m, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+			if err == nil {
+				m[off]++
+				unix.Munmap(m)
+			}
+		}
+	}
+	return nil
 }
 
 func removeAll(t *testing.T, fs *Filesystem, d vfs.Dentry) {

@@ -28,11 +28,15 @@ func newTestFS(t testing.TB, opts Options) *Filesystem {
 	if opts.Dev == 0 {
 		opts.Dev = unix.Mkdev(0, 999)
 	}
-	fs := New(opts)
+	fs, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		if err := fs.Check(); err != nil {
 			t.Errorf("Check after test: %v", err)
 		}
+		fs.Release()
 	})
 	return fs
 }
@@ -126,11 +130,24 @@ func setAttr(d vfs.Dentry, mode uint32, uid, gid uint32) {
 	i.uid, i.gid = uid, gid
 	i.ctime = nowNanos()
 	i.mu.Unlock()
+	if i.isRegular() {
+		i.fs.store.chownFile(i.ino, int(uid), int(gid))
+		i.fs.store.chmodFile(i.ino, mode)
+	}
 }
 
-// setTimes is a test hook to move an inode's times.
+// setTimes is a test hook to move an inode's times. A regular file's are
+// its backing's, whose ctime only the host's clock sets: it gets atime
+// and mtime, and ctime becomes now.
 func setTimes(d vfs.Dentry, atime, mtime, ctime int64) {
 	i := d.(*dentry).inode
+	if i.isRegular() {
+		ts := [2]unix.Timespec{unix.NsecToTimespec(atime), unix.NsecToTimespec(mtime)}
+		if err := i.fs.store.utimesFile(i.ino, &ts); err != nil {
+			panic(err)
+		}
+		return
+	}
 	i.mu.Lock()
 	i.atime, i.mtime, i.ctime = atime, mtime, ctime
 	i.mu.Unlock()

@@ -55,15 +55,10 @@ type inode struct {
 	uid, gid uint32
 	// Times in nanoseconds since the epoch (CLOCK_REALTIME).
 	atime, mtime, ctime, btime int64
-	// size is i_size: bytes for regular files, the target length for
-	// symlinks, the bogo size for directories.
+	// size is i_size of a symlink (the target length) or a directory
+	// (the bogo size); a regular file's is its backing's (storage.go),
+	// as are its blocks and times.
 	size int64
-	// pages holds a regular file's data by page index; an absent page is
-	// a hole and reads as zeros. Only pages below the size exist.
-	pages map[int64]*page
-	// allocEnd is the page index past the last page fallocate allocated
-	// (pages past the size may be held there, FALLOC_FL_KEEP_SIZE).
-	allocEnd int64
 	// target is a symlink's target; symPage tells whether it occupies a
 	// page (longer than shortSymlinkLen) rather than being inline.
 	target  string
@@ -72,20 +67,6 @@ type inode struct {
 	rdev uint64
 	// xattrs are the extended attributes by full name.
 	xattrs map[string][]byte
-	// shadow is the path of a regular file's shadow ("" until an open
-	// needs one). Once mapped, the data is in the shadow, open as mfd,
-	// pages is nil, and mappedPages is what the shadow holds of the
-	// mount's page count (shadow.go).
-	shadow      string
-	mapped      bool
-	mfd         int
-	mappedPages int64
-	// hasShadow is shadow != "", readable without mu; idle says the
-	// inode is on the file system's idle list, whose links idlePrev and
-	// idleNext are, both guarded by fs.idleMu.
-	hasShadow          atomic.Bool
-	idle               atomic.Bool
-	idlePrev, idleNext *inode
 
 	// dir is a directory's entries; nil for other types. Protected by
 	// fs.mu, not by mu.
@@ -123,22 +104,11 @@ func (i *inode) Mode() uint32 {
 	return m
 }
 
-// blocksLocked is st_blocks: 512-byte units of allocated pages. Directories
+// blocksLocked is st_blocks of an inode without a backing: directories
 // and inline symlinks hold none (shmem_getattr reports i_blocks, which only
-// page allocations raise).
+// page allocations raise); a long symlink's target holds a page.
 func (i *inode) blocksLocked() int64 {
-	switch {
-	case i.mapped:
-		// What the shadow holds, pages written through a mapping
-		// included.
-		var st unix.Stat_t
-		if unix.Fstat(i.mfd, &st) == nil {
-			return st.Blocks
-		}
-		return i.mappedPages * (pageSize / 512)
-	case i.isRegular():
-		return int64(len(i.pages)) * (pageSize / 512)
-	case i.isSymlink() && i.symPage:
+	if i.isSymlink() && i.symPage {
 		return pageSize / 512
 	}
 	return 0
@@ -164,6 +134,41 @@ func (i *inode) Stat(st *unix.Stat_t) {
 		Ctim:    unix.NsecToTimespec(i.ctime),
 	}
 	i.mu.Unlock()
+	if i.isRegular() {
+		var h unix.Stat_t
+		if i.fs.store.statFile(i.ino, &h) == nil {
+			st.Size, st.Blocks = h.Size, h.Blocks
+			st.Atim, st.Mtim, st.Ctim = h.Atim, h.Mtim, h.Ctim
+			st.Mode = i.reconcileMode(h.Mode)
+		}
+	}
+}
+
+// reconcileMode takes from a regular file's backing mode the SUID and SGID
+// bits the host dropped (a write or truncate by a guest without
+// CAP_FSETID, file_remove_privs): the permission bits are the sentry's,
+// those two the host may clear behind its back. It returns the mode.
+func (i *inode) reconcileMode(host uint32) uint32 {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	const privs = unix.S_ISUID | unix.S_ISGID
+	if i.mode&privs&^host != 0 {
+		i.mode &^= privs &^ host
+	}
+	return i.mode
+}
+
+// reconcileModeLocked is reconcileMode with the backing's mode read here,
+// before the sentry changes the mode itself. i.mu must be held.
+func (i *inode) reconcileModeLocked() {
+	const privs = unix.S_ISUID | unix.S_ISGID
+	if !i.isRegular() || i.mode&privs == 0 {
+		return
+	}
+	var h unix.Stat_t
+	if i.fs.store.statFile(i.ino, &h) == nil {
+		i.mode &^= privs &^ h.Mode
+	}
 }
 
 // Statx implements vfs.Inode.Statx, as shmem_getattr. tmpfs records the
@@ -193,6 +198,14 @@ func (i *inode) Statx(stx *unix.Statx_t) {
 		Rdev_minor:      unix.Minor(i.rdev),
 	}
 	i.mu.Unlock()
+	if i.isRegular() {
+		var h unix.Statx_t
+		if i.fs.store.statxFile(i.ino, &h) == nil {
+			stx.Size, stx.Blocks = h.Size, h.Blocks
+			stx.Atime, stx.Mtime, stx.Ctime, stx.Btime = h.Atime, h.Mtime, h.Ctime, h.Btime
+			stx.Mode = uint16(i.reconcileMode(uint32(h.Mode)))
+		}
+	}
 	// The root of the file system is the root of its mount, which
 	// vfs_getattr_nosec flags with STATX_ATTR_MOUNT_ROOT.
 	if i == i.fs.root.inode {
@@ -246,26 +259,27 @@ func (i *inode) IncRef() {
 	if i.refs.Add(1) != 1 {
 		return
 	}
-	if i.idle.Load() {
-		// Open again: its shadow is in use, not idle.
-		i.fs.unidle(i)
-	}
 	if i.nlink.Load() == 0 {
 		// An unlinked inode is being opened again through a dentry the
 		// caller obtained before the unlink; it may have been freed by
 		// then. Linux's dentry reference would have kept it alive, so
 		// revive it: it is live (and accounted) until its last DecRef.
-		// Its data pages were released; a long symlink takes its target
-		// page back.
+		// A freed regular file's backing is gone (its open then fails
+		// with ENOENT, as if it came after the unlink); a long symlink
+		// takes its target page back.
 		i.fs.mu.Lock()
 		if i.freed && i.refs.Load() > 0 {
 			i.fs.linkLiveLocked(i)
+			if i.isRegular() {
+				// Its data went with it; the file is empty again.
+				i.fs.store.createFile(i.ino, i.mode, i.uid, i.gid)
+			}
 			i.fs.islots++
 			if i.isSymlink() && len(i.target)+1 > shortSymlinkLen {
 				i.mu.Lock()
 				i.symPage = true
 				i.mu.Unlock()
-				i.fs.usedPages.Add(1)
+				i.fs.unreservePages(-1)
 			}
 		}
 		i.fs.mu.Unlock()
@@ -283,17 +297,21 @@ func (i *inode) DecRef() {
 		i.fs.mu.Lock()
 		i.fs.maybeFreeLocked(i)
 		i.fs.mu.Unlock()
-	} else if r == 0 && i.hasShadow.Load() {
-		i.fs.idleShadow(i)
 	}
 }
 
-// releaseData drops the inode's pages (and shadow) and returns them to
-// the mount.
+// releaseData drops the inode's backing (its data lives on in the guest's
+// descriptors and mappings of it, as an unlinked file's) and returns a long
+// symlink's page to the mount.
 func (i *inode) releaseData() {
+	switch {
+	case i.isRegular():
+		i.fs.store.removeFile(i.ino)
+	case i.isDir():
+		i.fs.store.removeDir(i.ino)
+	}
 	i.mu.Lock()
-	n := int64(len(i.pages)) + i.releaseShadowLocked()
-	i.pages = nil
+	n := int64(0)
 	if i.symPage {
 		i.symPage = false
 		n++
@@ -304,6 +322,10 @@ func (i *inode) releaseData() {
 
 // touchCtime sets ctime to now (inode_set_ctime_current).
 func (i *inode) touchCtime(now int64) {
+	if i.isRegular() {
+		i.fs.store.bumpCtime(i.ino)
+		return
+	}
 	i.mu.Lock()
 	i.ctime = now
 	i.mu.Unlock()

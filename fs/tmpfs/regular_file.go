@@ -11,6 +11,12 @@ import (
 // maxFileSize is s_maxbytes of tmpfs: MAX_LFS_FILESIZE on 64-bit.
 const maxFileSize = math.MaxInt64
 
+// The data operations below are the sentry's own access to a regular
+// file's bytes (exec reads the head, truncate(2) and O_TRUNC, tests); the
+// guest's reads and writes go to the backing directly (storage.go), so
+// each of these is one host call on the backing and inherits its
+// semantics: holes, relatime, the size limit (ENOSPC), st_blocks.
+
 // dataOpCheck returns the error Linux gives for reading or writing an inode
 // that is not a regular file.
 func (i *inode) dataOpCheck() error {
@@ -23,163 +29,156 @@ func (i *inode) dataOpCheck() error {
 	return unix.EINVAL
 }
 
+// openData opens the backing for the sentry's own I/O.
+func (i *inode) openData(flags int) (int, error) {
+	if err := i.dataOpCheck(); err != nil {
+		return -1, err
+	}
+	return i.fs.store.openFile(i.ino, flags)
+}
+
 // Size implements vfs.Inode.Size.
 func (i *inode) Size() int64 {
+	if i.isRegular() {
+		var st unix.Stat_t
+		if i.fs.store.statFile(i.ino, &st) != nil {
+			return 0
+		}
+		return st.Size
+	}
 	i.mu.Lock()
 	s := i.size
 	i.mu.Unlock()
 	return s
 }
 
-// ReadAt implements vfs.Inode.ReadAt, as shmem_file_read_iter: holes read
-// as zeros without allocating, and the access time is touched (relatime)
-// even for empty reads and reads past EOF, as file_accessed is.
+// ReadAt implements vfs.Inode.ReadAt: pread on the backing.
 func (i *inode) ReadAt(p []byte, off int64) (int, error) {
-	if err := i.dataOpCheck(); err != nil {
-		return 0, err
-	}
 	if off < 0 {
+		if err := i.dataOpCheck(); err != nil {
+			return 0, err
+		}
 		return 0, unix.EINVAL
 	}
-	now := nowNanos()
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	n := 0
-	if off < i.size && i.mapped {
-		n = i.readMappedLocked(p[:min(int64(len(p)), i.size-off)], off)
-	} else if off < i.size {
-		want := min(int64(len(p)), i.size-off)
-		for int64(n) < want {
-			pos := off + int64(n)
-			idx, pgoff := pos/pageSize, pos%pageSize
-			chunk := p[n:want]
-			if len(chunk) > int(pageSize-pgoff) {
-				chunk = chunk[:pageSize-pgoff]
-			}
-			if pg := i.pages[idx]; pg != nil {
-				copy(chunk, pg[pgoff:])
-			} else {
-				clear(chunk)
-			}
-			n += len(chunk)
-		}
+	fd, err := i.openData(unix.O_RDONLY)
+	if err != nil {
+		return 0, err
 	}
-	i.touchAtimeLocked(now)
+	defer unix.Close(fd)
+	n := 0
+	for n < len(p) {
+		m, err := unix.Pread(fd, p[n:], off+int64(n))
+		if err != nil {
+			if n > 0 {
+				return n, nil
+			}
+			return 0, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
 	return n, nil
 }
 
-// WriteAt implements vfs.Inode.WriteAt, as shmem_file_write_iter.
+// WriteAt implements vfs.Inode.WriteAt: pwrite on the backing, after the
+// privileges a writer without CAP_FSETID loses are dropped (the sentry
+// writes with its own, so the host would keep them).
 //
-// Like pwrite, and unlike io.WriterAt, a write that stops early returns the
-// bytes written and a nil error: when the size limit is reached after some
-// pages were written (generic_perform_write), or when the write would pass
-// the maximum file size (generic_write_check_limits shortens it). ENOSPC
-// or EFBIG is returned only when nothing could be written. As in Linux, the
-// file's privileges are removed and mtime/ctime updated before the data is
-// copied, so a write failing with ENOSPC still changes them.
+// Like pwrite, and unlike io.WriterAt, a write that stops early returns
+// the bytes written and a nil error (the size limit reached after some
+// bytes); ENOSPC or EFBIG come only when nothing could be written.
 func (i *inode) WriteAt(p []byte, off int64, c *vfs.Credentials) (int, error) {
-	if err := i.dataOpCheck(); err != nil {
-		return 0, err
-	}
 	if off < 0 {
+		if err := i.dataOpCheck(); err != nil {
+			return 0, err
+		}
 		return 0, unix.EINVAL
 	}
-	i.mu.Lock()
-	n, err := i.writeLocked(p, off, c)
-	i.mu.Unlock()
-	return n, err
+	return i.write(p, off, false, c)
 }
 
-// Append implements vfs.Inode.Append: the end offset is read and written
-// under the inode lock, as O_APPEND does under i_rwsem.
+// Append implements vfs.Inode.Append: an O_APPEND write, whose end the
+// host picks atomically.
 func (i *inode) Append(p []byte, c *vfs.Credentials) (int, int64, error) {
-	if err := i.dataOpCheck(); err != nil {
-		return 0, 0, err
+	n, err := i.write(p, 0, true, c)
+	if err != nil {
+		return n, 0, err
 	}
-	i.mu.Lock()
-	off := i.size
-	n, err := i.writeLocked(p, off, c)
-	i.mu.Unlock()
-	return n, off + int64(n), err
+	return n, i.Size(), nil
 }
 
-// writeLocked writes p at off. i.mu must be held.
-func (i *inode) writeLocked(p []byte, off int64, c *vfs.Credentials) (int, error) {
+func (i *inode) write(p []byte, off int64, appendMode bool, c *vfs.Credentials) (int, error) {
+	flags := unix.O_WRONLY
+	if appendMode {
+		flags |= unix.O_APPEND
+	}
+	fd, err := i.openData(flags)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
 	// generic_write_checks: nothing happens for an empty write, not even
 	// a timestamp update.
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if off >= maxFileSize {
-		return 0, unix.EFBIG
-	}
-	if int64(len(p)) > maxFileSize-off {
-		p = p[:maxFileSize-off]
-	}
-	now := nowNanos()
-	i.removePrivsLocked(c)
-	i.mtime, i.ctime = now, now // file_update_time
-
-	if i.mapped {
-		n, err := i.writeMappedLocked(p, off)
-		if end := off + int64(n); n > 0 && end > i.size {
-			i.size = end
-		}
-		return n, err
-	}
+	i.removePrivs(c)
 	n := 0
 	for n < len(p) {
-		pos := off + int64(n)
-		idx, pgoff := pos/pageSize, pos%pageSize
-		pg := i.pages[idx]
-		if pg == nil {
-			if !i.fs.reservePage() {
-				break
-			}
-			pg = new(page)
-			if i.pages == nil {
-				i.pages = make(map[int64]*page)
-			}
-			i.pages[idx] = pg
+		var m int
+		if appendMode {
+			m, err = unix.Write(fd, p[n:])
+		} else {
+			m, err = unix.Pwrite(fd, p[n:], off+int64(n))
 		}
-		n += copy(pg[pgoff:], p[n:])
-	}
-	if n == 0 {
-		return 0, unix.ENOSPC
-	}
-	if end := off + int64(n); end > i.size {
-		i.size = end
+		if err != nil {
+			if n > 0 {
+				return n, nil
+			}
+			return 0, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
 	}
 	return n, nil
 }
 
-// removePrivsLocked is file_remove_privs for a writer with credentials c:
-// unless the writer has CAP_FSETID (root), SUID is always dropped, and SGID
-// when group-exec is set or the writer is not in the file's group
-// (setattr_should_drop_sgid). Dropping them changes ctime, which the write
-// does anyway. i.mu must be held.
-func (i *inode) removePrivsLocked(c *vfs.Credentials) {
-	if c == nil || c.UID == 0 || i.mode&(unix.S_ISUID|unix.S_ISGID) == 0 {
+// removePrivs is file_remove_privs for a writer (or truncater) with
+// credentials c: unless the writer has CAP_FSETID (root), SUID is always
+// dropped, and SGID when group-exec is set or the writer is not in the
+// file's group (setattr_should_drop_sgid). The host drops them itself for
+// the guest's own writes; this is for the sentry's (nil c: the sentry's own
+// act, which keeps them).
+func (i *inode) removePrivs(c *vfs.Credentials) {
+	if c == nil || c.UID == 0 {
 		return
 	}
-	i.mode &^= unix.S_ISUID
-	if i.mode&unix.S_ISGID != 0 && (i.mode&unix.S_IXGRP != 0 || !c.InGroup(i.gid)) {
-		i.mode &^= unix.S_ISGID
+	i.mu.Lock()
+	i.reconcileModeLocked()
+	mode := i.mode
+	if mode&(unix.S_ISUID|unix.S_ISGID) == 0 {
+		i.mu.Unlock()
+		return
 	}
+	mode &^= unix.S_ISUID
+	if mode&unix.S_ISGID != 0 && (mode&unix.S_IXGRP != 0 || !c.InGroup(i.gid)) {
+		mode &^= unix.S_ISGID
+	}
+	i.mode = mode
+	i.mu.Unlock()
+	i.fs.store.chmodFile(i.ino, mode)
 }
 
-// Truncate implements vfs.Inode.Truncate, as do_truncate -> shmem_setattr.
-//
-// On Linux 6.18 tmpfs, truncate(2), ftruncate(2) and O_TRUNC all update
-// mtime and ctime even when the size does not change (verified against
-// /dev/shm; ftruncate and O_TRUNC pass ATTR_MTIME|ATTR_CTIME and the
-// multigrain setattr path stamps them), so fromOpen makes no difference
-// here. A caller without CAP_FSETID loses SUID and SGID whether or not
-// the size changes (do_truncate passes ATTR_KILL_SUID/SGID from
-// dentry_needs_remove_privs). Growing a file only moves i_size: pages are allocated when written,
-// so, as in Linux, a truncate past the size limit succeeds. Shrinking frees
-// the pages past the new size and zeroes the tail of a partial last page
-// (shmem_truncate_range), so growing again reads zeros.
+// Truncate implements vfs.Inode.Truncate, as do_truncate -> shmem_setattr:
+// ftruncate of the backing, which moves mtime and ctime even when the size
+// does not change (as Linux 6.18's tmpfs does for truncate, ftruncate and
+// O_TRUNC alike). A caller without CAP_FSETID loses SUID and SGID whether
+// or not the size changes (do_truncate passes ATTR_KILL_SUID/SGID from
+// dentry_needs_remove_privs).
 func (i *inode) Truncate(size int64, c *vfs.Credentials) error {
 	if i.isDir() {
 		return unix.EISDIR
@@ -187,63 +186,14 @@ func (i *inode) Truncate(size int64, c *vfs.Credentials) error {
 	if !i.isRegular() || size < 0 {
 		return unix.EINVAL
 	}
-	now := nowNanos()
-	i.mu.Lock()
-	var freed int64
-	if i.mapped {
-		if err := unix.Ftruncate(i.mfd, size); err != nil {
-			i.mu.Unlock()
-			return err
-		}
-		i.reconcileLocked()
-	} else if size <= i.size {
-		// shmem_setattr truncates everything past a size that does not
-		// grow, pages fallocate kept past the end included.
-		freed = i.truncatePagesLocked(size)
-		i.allocEnd = 0
+	fd, err := i.openData(unix.O_WRONLY)
+	if err != nil {
+		return err
 	}
-	i.size = size
-	i.mtime, i.ctime = now, now
-	i.removePrivsLocked(c)
-	i.mu.Unlock()
-	i.fs.unreservePages(freed)
+	defer unix.Close(fd)
+	if err := unix.Ftruncate(fd, size); err != nil {
+		return err
+	}
+	i.removePrivs(c)
 	return nil
-}
-
-// pagesFor is the number of pages that size bytes span, without the
-// overflow of rounding up near math.MaxInt64.
-func pagesFor(size int64) int64 {
-	n := size / pageSize
-	if size%pageSize != 0 {
-		n++
-	}
-	return n
-}
-
-// truncatePagesLocked drops the pages wholly past size, zeroes the rest of
-// the page holding size, and returns the number of pages dropped. i.mu must
-// be held.
-func (i *inode) truncatePagesLocked(size int64) int64 {
-	if len(i.pages) == 0 {
-		return 0
-	}
-	if size == 0 {
-		n := int64(len(i.pages))
-		i.pages = nil // return the map's memory too
-		return n
-	}
-	keep := pagesFor(size)
-	var n int64
-	for idx := range i.pages {
-		if idx >= keep {
-			delete(i.pages, idx)
-			n++
-		}
-	}
-	if pgoff := size % pageSize; pgoff != 0 {
-		if pg := i.pages[size/pageSize]; pg != nil {
-			clear(pg[pgoff:])
-		}
-	}
-	return n
 }

@@ -1,7 +1,6 @@
 package tmpfs
 
 import (
-	"os"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -78,103 +77,6 @@ func TestMknodDevices(t *testing.T) {
 	}
 }
 
-// TestShadowMapped moves a file's data into its shadow (as a guest's mmap
-// does) and checks that reads, writes, truncate, fallocate, st_blocks and
-// the mount's page count then follow the shadow, where a guest mapping
-// writes directly; freeing the inode removes the shadow.
-func TestShadowMapped(t *testing.T) {
-	// On a host tmpfs, as the sentry puts them: st_blocks is shmem's.
-	dir, err := os.MkdirTemp("/dev/shm", "shadow-test-")
-	if err != nil {
-		t.Skip("requires /dev/shm:", err)
-	}
-	defer os.RemoveAll(dir)
-	fs := newTestFS(t, Options{ShadowDir: dir, SizeLimit: 16 * pageSize})
-	d, err := fs.Root().Create("f", 0o644, userCreds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ino := d.Inode()
-	if _, err := ino.WriteAt([]byte("hello"), 5000, userCreds); err != nil {
-		t.Fatal(err)
-	}
-	sh := ino.(vfs.Shadowed)
-	if p, _ := sh.ShadowPath(false); p != "" {
-		t.Fatalf("shadow %q before any open asked for one", p)
-	}
-	p, err := sh.ShadowPath(true)
-	if err != nil || p == "" {
-		t.Fatalf("ShadowPath(true) = %q, %v", p, err)
-	}
-	if err := sh.Map(); err != nil {
-		t.Fatal(err)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(p, &st); err != nil || st.Size != 5005 {
-		t.Fatalf("shadow size %d, %v", st.Size, err)
-	}
-	// A guest's mapping writes the shadow directly.
-	hf, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hf.Close()
-	if _, err := hf.WriteAt([]byte("MAPPED"), 0); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 6)
-	if n, _ := ino.ReadAt(buf, 0); n != 6 || string(buf) != "MAPPED" {
-		t.Fatalf("ReadAt after a mapping's write: %q", buf[:n])
-	}
-	if n, _ := ino.ReadAt(buf, 5000); n != 5 || string(buf[:5]) != "hello" {
-		t.Fatalf("ReadAt 5000: %q", buf[:n])
-	}
-	if _, err := ino.WriteAt([]byte("written"), 100, userCreds); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, 7)
-	if _, err := hf.ReadAt(got, 100); err != nil || string(got) != "written" {
-		t.Fatalf("shadow after WriteAt: %q, %v", got, err)
-	}
-	ino.Stat(&st)
-	if st.Blocks != 16 {
-		t.Fatalf("blocks %d, want 16 (two pages)", st.Blocks)
-	}
-	if _, err := ino.WriteAt(make([]byte, 20*pageSize), 0, userCreds); err != unix.ENOSPC {
-		t.Fatalf("write past the size limit: %v", err)
-	}
-	if err := ino.(vfs.Allocator).Allocate(0, 8*pageSize, false, userCreds); err != nil {
-		t.Fatal(err)
-	}
-	if ino.Stat(&st); st.Size != 8*pageSize || st.Blocks != 64 {
-		t.Fatalf("after fallocate: size %d blocks %d", st.Size, st.Blocks)
-	}
-	if err := ino.(vfs.Allocator).PunchHole(pageSize, 2*pageSize, userCreds); err != nil {
-		t.Fatal(err)
-	}
-	if ino.Stat(&st); st.Blocks != 48 {
-		t.Fatalf("after punching two pages: blocks %d", st.Blocks)
-	}
-	if err := ino.Truncate(3, userCreds); err != nil {
-		t.Fatal(err)
-	}
-	if err := fs.Check(); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := ino.ReadAt(buf, 0); n != 3 || string(buf[:3]) != "MAP" {
-		t.Fatalf("after truncate: %q", buf[:n])
-	}
-	if err := fs.Root().Unlink("f", userCreds); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); !os.IsNotExist(err) {
-		t.Fatalf("shadow of a freed inode still there: %v", err)
-	}
-	if used := fs.usedPages.Load(); used != 0 {
-		t.Fatalf("%d pages still counted", used)
-	}
-}
-
 // TestTmpfileLifetime: an O_TMPFILE inode has no name and one inode slot,
 // is freed at its last reference unless linked, takes a first name with
 // Link (no second slot) unless made with excl, and then lives on.
@@ -229,75 +131,5 @@ func TestTmpfileLifetime(t *testing.T) {
 	}
 	if _, err := ro.(*dentry).CreateTmpfile(0o600, false, userCreds); err != unix.EACCES {
 		t.Fatalf("tmpfile in a directory without write permission: %v", err)
-	}
-}
-
-// TestIdleShadowsBounded: shadows of files nobody has open are kept up to
-// MaxIdleShadows, least recently closed removed first; open and mapped
-// files keep theirs, and a file whose shadow went gets a new one.
-func TestIdleShadowsBounded(t *testing.T) {
-	dir, err := os.MkdirTemp("/dev/shm", "shadow-test-")
-	if err != nil {
-		t.Skip("requires /dev/shm:", err)
-	}
-	defer os.RemoveAll(dir)
-	fs := newTestFS(t, Options{ShadowDir: dir, MaxIdleShadows: 3})
-	var inodes []vfs.Inode
-	for i := 0; i < 8; i++ {
-		d, err := fs.Root().Create(string(rune('a'+i)), 0o644, rootCreds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		inodes = append(inodes, d.Inode())
-	}
-	open := func(i int) string {
-		t.Helper()
-		p, err := inodes[i].(vfs.Shadowed).ShadowPath(true)
-		if err != nil || p == "" {
-			t.Fatalf("ShadowPath: %q, %v", p, err)
-		}
-		inodes[i].IncRef()
-		return p
-	}
-	count := func() int {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(ents)
-	}
-	// 0 stays open, 1 is mapped, 2..7 are opened and closed in turn.
-	open(0)
-	open(1)
-	if err := inodes[1].(vfs.Shadowed).Map(); err != nil {
-		t.Fatal(err)
-	}
-	inodes[1].DecRef()
-	var paths []string
-	for i := 2; i < 8; i++ {
-		paths = append(paths, open(i))
-		inodes[i].DecRef()
-	}
-	// The idle list passed 3: 1 left it first but keeps its shadow (its
-	// data is there), then 2, 3 and 4 lost theirs; 5, 6 and 7 are idle.
-	if n := count(); n != 5 {
-		t.Fatalf("%d shadows, want 5: the open one, the mapped one, the 3 idle", n)
-	}
-	if _, err := os.Stat(paths[0]); !os.IsNotExist(err) {
-		t.Fatalf("oldest idle shadow kept: %v", err)
-	}
-	if _, err := os.Stat(paths[len(paths)-1]); err != nil {
-		t.Fatalf("newest idle shadow removed: %v", err)
-	}
-	if p, _ := inodes[1].(vfs.Shadowed).ShadowPath(false); p == "" {
-		t.Fatal("mapped file lost its shadow")
-	}
-	if p := open(2); p == paths[0] {
-		t.Fatalf("reopened file kept a removed shadow %q", p)
-	}
-	inodes[0].DecRef()
-	inodes[2].DecRef()
-	if err := fs.Check(); err != nil {
-		t.Fatal(err)
 	}
 }

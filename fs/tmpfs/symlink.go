@@ -43,7 +43,14 @@ func (d *dentry) Symlink(name, target string, c *vfs.Credentials) (vfs.Dentry, e
 	}
 	mode, uid, gid := d.newOwner(unix.S_IFLNK, 0777, c)
 	now := nowNanos()
-	i := d.fs.newInodeLocked(mode, uid, gid, now)
+	i, err := d.fs.newInodeLocked(mode, uid, gid, now)
+	if err != nil {
+		d.fs.islots--
+		if long {
+			d.fs.unreservePages(1)
+		}
+		return nil, err
+	}
 	i.target = target
 	i.size = int64(len(target))
 	i.symPage = long

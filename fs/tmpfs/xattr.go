@@ -40,6 +40,9 @@ func (i *inode) Setxattr(name string, value []byte, flags uint32) error {
 		i.xattrs[name] = append([]byte(nil), value...)
 	}
 	i.ctime = now
+	if i.isRegular() {
+		i.fs.store.bumpCtime(i.ino)
+	}
 	return nil
 }
 

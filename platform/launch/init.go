@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -49,6 +50,34 @@ type Spec struct {
 	// DefaultSignals are set back to SIG_DFL before the exec: the sandbox
 	// ignores them for itself, the guest must not inherit that.
 	DefaultSignals []int
+	// NoFile is the guest's RLIMIT_NOFILE: the sentry's own before it
+	// raised it for the host descriptors it keeps (RaiseNoFile).
+	NoFile unix.Rlimit
+}
+
+// RaiseNoFile raises the calling process's RLIMIT_NOFILE to the most the
+// kernel allows (fs.nr_open) and returns what it was, for Spec.NoFile: the
+// sentry keeps a host descriptor per open file of the guest's, and must
+// not run out before the guest's own limit does. A raw prlimit, so that
+// Go's syscall package, which restores the limit it found for the
+// processes it starts, does not mistake this for the program's choice.
+func RaiseNoFile() unix.Rlimit {
+	var old unix.Rlimit
+	if unix.Prlimit(0, unix.RLIMIT_NOFILE, nil, &old) != nil {
+		return unix.Rlimit{Cur: 1024, Max: 4096}
+	}
+	max := old.Max
+	if b, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
+		if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && n > max {
+			max = n
+		}
+	}
+	raised := unix.Rlimit{Cur: max, Max: max}
+	if unix.Prlimit(0, unix.RLIMIT_NOFILE, &raised, nil) != nil {
+		raised = unix.Rlimit{Cur: old.Max, Max: old.Max}
+		unix.Prlimit(0, unix.RLIMIT_NOFILE, &raised, nil)
+	}
+	return old
 }
 
 // Exit codes of the sandbox itself, like a shell's: the guest cannot be
@@ -81,6 +110,12 @@ func InitMain() {
 	handOver.finish(listener)
 	for _, sig := range spec.DefaultSignals {
 		SetDefaultAction(sig)
+	}
+	if spec.NoFile.Max != 0 {
+		if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, &spec.NoFile, nil); err != nil {
+			fmt.Fprintf(os.Stderr, "sentry: init: restore RLIMIT_NOFILE: %v\n", err)
+			os.Exit(ExitSandbox)
+		}
 	}
 	err = unix.Exec(spec.Path, spec.Argv, spec.Env)
 	// Only a failed exec gets here: report it as a shell would.

@@ -17,6 +17,11 @@ type FileDescription struct {
 	Mount  *Mount
 	Dentry Dentry
 	Inode  Inode
+	// HostFD is the sentry's descriptor of the description's placeholder
+	// (Inode.OpenHost): the very open file the guest's descriptors refer
+	// to, so its offset is theirs (a directory's getdents position) and
+	// fstat of it is cheap. -1 if none; closed with the last reference.
+	HostFD int
 
 	// mu guards offset and flags, as f_pos_lock and f_lock do.
 	mu     sync.Mutex
@@ -27,7 +32,7 @@ type FileDescription struct {
 // NewFileDescription returns a description with one reference, holding a
 // reference on d's inode.
 func NewFileDescription(m *Mount, d Dentry, flags uint32) *FileDescription {
-	fd := &FileDescription{Mount: m, Dentry: d, Inode: d.Inode(), flags: flags}
+	fd := &FileDescription{Mount: m, Dentry: d, Inode: d.Inode(), flags: flags, HostFD: -1}
 	fd.refs.Store(1)
 	fd.Inode.IncRef()
 	return fd
@@ -47,12 +52,9 @@ func (fd *FileDescription) DecRef() bool {
 	if n < 0 {
 		panic("vfs: FileDescription reference count below zero")
 	}
-	if fd.Mount != nil && fd.Mount.Flocks != nil {
-		fd.Mount.Flocks.Release(fd)
-	}
-	if fd.Mount != nil && fd.Mount.Records != nil {
-		// OFD locks belong to the description (locks_remove_file).
-		fd.Mount.Records.ReleaseOwner(fd.Inode, fd)
+	if fd.HostFD >= 0 {
+		unix.Close(fd.HostFD)
+		fd.HostFD = -1
 	}
 	fd.Inode.DecRef()
 	return true

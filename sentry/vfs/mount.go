@@ -14,11 +14,6 @@ type Mount struct {
 	// Source, Options and SuperOptions are what /proc/self/mountinfo
 	// shows for the mount.
 	Source, Options, SuperOptions string
-	// Flocks are the flock(2) locks on the mount's files (nil: none
-	// taken yet).
-	Flocks *FlockTable
-	// Records are the fcntl record locks on the mount's files.
-	Records *RecordLocks
 }
 
 // Filesystem is what a mount needs of its file system beyond the tree.
@@ -27,6 +22,9 @@ type Filesystem interface {
 	Usage() (inodes, bytes int64)
 	Statfs(st *unix.Statfs_t)
 	Check() error
+	// Release frees what the file system holds on the host once the
+	// guest is gone.
+	Release()
 }
 
 // PathOf is the absolute guest path of d in mount m (d_path).

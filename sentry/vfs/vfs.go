@@ -91,6 +91,13 @@ type Inode interface {
 	// Readlink is the symlink's target; EINVAL if the inode is not a
 	// symlink.
 	Readlink() (string, error)
+
+	// OpenHost opens the host file that stands for the inode in the
+	// guest's descriptor table (its placeholder), for an open with flags
+	// (open(2)'s access mode and status flags): the caller installs it in
+	// the guest. For a regular file it is the file's data itself, so the
+	// guest's I/O on it runs on the host.
+	OpenHost(flags uint32) (int, error)
 }
 
 // Dentry is a name in a file system's tree, bound to an inode. A file
@@ -188,30 +195,6 @@ type XattrInode interface {
 // linkat may name later unless excl.
 type TmpfileMaker interface {
 	CreateTmpfile(mode uint32, excl bool, c *Credentials) (Dentry, error)
-}
-
-// Shadowed is a regular file that a host file (its shadow) can stand for
-// in the guest's descriptor table, so that the host can map it.
-type Shadowed interface {
-	// ShadowPath is the shadow's host path; with create, one is made if
-	// the inode has none. "" when the file system keeps no shadows.
-	ShadowPath(create bool) (string, error)
-	// AdoptShadow makes path (from ShadowMaker.NewShadow) the inode's
-	// shadow if it has none yet, and reports whether it did.
-	AdoptShadow(path string) bool
-	// Map moves the data into the shadow: a guest mapping of the shadow
-	// and the file's reads and writes then see the same pages.
-	Map() error
-}
-
-// ShadowMaker is a file system that keeps shadows: NewShadow makes one for
-// a file not yet created ("" when it keeps none), DropShadow removes one
-// no inode adopted, AnonShadow is an empty read-only host file that
-// stands for any of its other files ("" when it keeps none).
-type ShadowMaker interface {
-	NewShadow() (string, error)
-	DropShadow(path string)
-	AnonShadow() string
 }
 
 // DeviceInode is an inode that can be a device node: Rdev is its device

@@ -280,10 +280,22 @@ static int untraced(void) {
 static pthread_barrier_t bar;
 static int sharedFD;
 
+// sameFile prints whether descriptor fd is the file at path to fstat (the
+// sentry's inode, not a host object standing in for it).
+static void sameFile(const char *name, int fd, const char *path) {
+	struct stat a, b;
+	if (fstat(fd, &a) < 0 || stat(path, &b) < 0) {
+		printf("%s %s\n", name, ename(errno));
+		return;
+	}
+	printf("%s %s\n", name, a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_mode == b.st_mode ? "yes" : "no");
+}
+
 static void *writer(void *arg) {
 	pthread_barrier_wait(&bar);
 	pthread_barrier_wait(&bar);
 	say("thread-write", write(sharedFD, "data", 4));
+	sameFile("thread-fstat-same", sharedFD, tmp(""));
 	return NULL;
 }
 
@@ -390,9 +402,9 @@ static int loop(const char *dev, const char *backing) {
 	loopIoctl("LOOP_SET_FD", dev, LOOP_SET_FD, (void *)(long)fd);
 	struct loop_config lc = {.fd = fd};
 	loopIoctl("LOOP_CONFIGURE", dev, LOOP_CONFIGURE, &lc);
-	// LOOP_CHANGE_FD needs a read-only device of the same size: mapping
-	// the file moves its data into its shadow, so the placeholder has the
-	// file's size too.
+	// LOOP_CHANGE_FD needs a read-only device of the same size (the
+	// placeholder must have the file's size to be taken: mapping the
+	// file gave a shadow placeholder its data).
 	mmap(NULL, 1 << 20, PROT_READ, MAP_SHARED, fd, 0);
 	int bfd = open(backing, O_RDONLY);
 	int lfd = open(dev, O_RDWR | O_CLOEXEC);
@@ -518,6 +530,7 @@ static int pidfd(void) {
 	int got = syscall(SYS_pidfd_getfd, p, fd, 0);
 	say("pidfd_getfd", got);
 	say("write", write(got, "got", 3));
+	sameFile("fstat-same", got, tmp(""));
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	content("file", tmp(""));

@@ -1,0 +1,167 @@
+package tmpfs
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/sentry/vfs"
+)
+
+// firstAnonMinor is where the search for a mount's device number starts:
+// each tmpfs gets an anonymous device 0:N, as Linux's get_anon_bdev gives
+// it, but well above the minors the host's own anonymous mounts take
+// (Linux hands them out from 1 up), so a host mount made after the
+// sentry started is unlikely to take the same number; those in use at
+// start are skipped.
+const firstAnonMinor = 100
+
+// firstMountID is the mount id (statx's stx_mnt_id, mountinfo's first
+// field) of the first tmpfs mount, the next ones counting up: far above
+// the small ids Linux gives the host's mounts (mnt_alloc_id counts from
+// the bottom), so a guest never sees one of the sentry's mounts under a
+// host mount's id.
+const firstMountID = 1 << 20
+
+// scratchMountID is the scratch mount's id, just below the tmpfs mounts'.
+const scratchMountID = firstMountID - 1
+
+// MountSpec is one tmpfs to mount: the point in the guest's tree (absolute
+// and clean) and its options.
+type MountSpec struct {
+	Point   string
+	Options MountOptions
+}
+
+// Host is what mounting takes from the host.
+type Host struct {
+	// RAMPages is totalram_pages(): size= and nr_inodes= not given
+	// default to half of it (shmem_default_max_blocks,
+	// shmem_default_max_inodes). 0 leaves them unlimited.
+	RAMPages uint64
+	// UsedDevs are the st_dev numbers of the host's mounts: no tmpfs
+	// takes one, so the guest can tell the tmpfs from them.
+	UsedDevs map[uint64]bool
+	// RootUID and RootGID own every mount's root directory.
+	RootUID, RootGID uint32
+}
+
+// CurrentHost reads Host's RAM and devices from the running host, for mounts
+// whose root the caller's effective ids own.
+func CurrentHost() Host {
+	return Host{
+		RAMPages: TotalRAMPages(),
+		UsedDevs: HostDevices(),
+		RootUID:  uint32(os.Getuid()),
+		RootGID:  uint32(os.Getgid()),
+	}
+}
+
+// NewMounts makes a tmpfs for each spec, in order, each with its own
+// anonymous device number, mount id and store (storage.go); on failure,
+// those made are released.
+func NewMounts(specs []MountSpec, h Host) ([]*vfs.Mount, error) {
+	used := make(map[uint64]bool, len(h.UsedDevs))
+	for d := range h.UsedDevs {
+		used[d] = true
+	}
+	minor := uint32(firstAnonMinor)
+	var out []*vfs.Mount
+	for i, s := range specs {
+		for used[unix.Mkdev(0, minor)] {
+			minor++
+		}
+		dev := unix.Mkdev(0, minor)
+		used[dev] = true
+		o := s.Options
+		// Each limit not given takes Linux's default, whether or not
+		// the other was given (shmem_fill_super: SHMEM_SEEN_BLOCKS and
+		// SHMEM_SEEN_INODES are separate).
+		if !o.BlocksSet {
+			o.Blocks = h.RAMPages / 2
+		}
+		if !o.InodesSet {
+			o.Inodes = h.RAMPages / 2
+		}
+		fs, err := New(Options{
+			Dev:       dev,
+			SizeLimit: o.SizeLimit(),
+			MaxInodes: int64(o.Inodes),
+			RootMode:  o.Mode,
+			RootUID:   h.RootUID,
+			RootGID:   h.RootGID,
+		})
+		if err != nil {
+			for _, m := range out {
+				m.FS.Release()
+			}
+			return nil, fmt.Errorf("tmpfs %s: %w", s.Point, err)
+		}
+		out = append(out, &vfs.Mount{
+			Point: s.Point, Root: fs.Root(), ID: uint64(firstMountID + i), FS: fs,
+			Source: "tmpfs", Options: "rw,nosuid,nodev,relatime", SuperOptions: superOptions(o),
+		})
+	}
+	return out, nil
+}
+
+// superOptions is the mount's super options in /proc/self/mountinfo, as
+// shmem_show_options words them: size in KiB, nr_inodes when limited or
+// given, mode in octal.
+func superOptions(o MountOptions) string {
+	s := "rw,size=" + strconv.FormatUint(o.Blocks*(pageSize/1024), 10) + "k"
+	if o.Inodes > 0 || o.InodesSet {
+		s += ",nr_inodes=" + strconv.FormatUint(o.Inodes, 10)
+	}
+	return s + ",mode=" + strconv.FormatUint(uint64(o.Mode), 8)
+}
+
+// NewScratchMount is an unmounted tmpfs the sentry keeps files of its own
+// in (the contents of /proc files it serves), readable by root alone.
+func NewScratchMount() (*vfs.Mount, error) {
+	fs, err := New(Options{RootMode: 0700})
+	if err != nil {
+		return nil, fmt.Errorf("scratch tmpfs: %w", err)
+	}
+	return &vfs.Mount{Point: "", Root: fs.Root(), ID: scratchMountID, FS: fs}, nil
+}
+
+// TotalRAMPages is the host's totalram_pages(), from sysinfo(2); 0 when
+// that fails.
+func TotalRAMPages() uint64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 0
+	}
+	return uint64(si.Totalram) * uint64(si.Unit) / pageSize
+}
+
+// HostDevices are the st_dev numbers of the host's mounts, from
+// /proc/self/mountinfo; none when it cannot be read.
+func HostDevices() map[uint64]bool {
+	used := map[uint64]bool{}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return used
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 3 {
+			continue
+		}
+		maj, min, ok := strings.Cut(fields[2], ":")
+		if !ok {
+			continue
+		}
+		a, _ := strconv.ParseUint(maj, 10, 32)
+		b, _ := strconv.ParseUint(min, 10, 32)
+		used[unix.Mkdev(uint32(a), uint32(b))] = true
+	}
+	return used
+}

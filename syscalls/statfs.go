@@ -1,0 +1,61 @@
+package syscalls
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry"
+	"sentry/sentry/vfs"
+)
+
+// Fstatfs is fstatfs(fd, buf) on a virtual fd: the mount's figures
+// (TMPFS_MAGIC).
+func Fstatfs(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	f := t.FDTable().Get(int32(args[0]))
+	if f == nil {
+		return sentry.Pass()
+	}
+	defer f.DecRef()
+	return statfsTo(t, f.Mount, args[1])
+}
+
+// Statfs is statfs(path, buf).
+func Statfs(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	r, err := resolveAt(t, unix.AT_FDCWD, args[0], true, false)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if r.host {
+		return sentry.Pass()
+	}
+	if r.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	return statfsTo(t, r.Mount, args[1])
+}
+
+func statfsTo(t *sentry.Task, m *vfs.Mount, buf uintptr) sentry.Result {
+	var st unix.Statfs_t
+	m.FS.Statfs(&st)
+	if err := t.CopyOut(buf, unsafe.Slice((*byte)(unsafe.Pointer(&st)), unsafe.Sizeof(st))); err != nil {
+		return sentry.Err(unix.EFAULT)
+	}
+	return sentry.Ret(0)
+}
+
+// fileFor returns the description behind a virtual fd with a reference;
+// otherwise ok is false and res is the answer: pass through for a host fd,
+// EBADF for an O_PATH description (fdget refuses FMODE_PATH files).
+func fileFor(t *sentry.Task, fd int32) (f *vfs.FileDescription, res sentry.Result, ok bool) {
+	f = t.FDTable().Get(fd)
+	if f == nil {
+		return nil, sentry.Pass(), false
+	}
+	if f.IsPath() {
+		f.DecRef()
+		return nil, sentry.Err(unix.EBADF), false
+	}
+	return f, res, true
+}
