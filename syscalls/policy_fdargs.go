@@ -16,8 +16,11 @@ import (
 
 // Calls that hand a descriptor (or a path inside a struct) to a host
 // kernel object: a loop device, a reflink, a seccomp listener's target, a
-// socket's receiver, a module loader. A virtual fd is a placeholder on the
-// host; no host object may take it in its place. Each is refused with the
+// socket's receiver, a module loader. A virtual fd's host descriptor is
+// a placeholder, the sentry's open of the file's private backing (or an
+// anonymous stand-in): a host object that took it would hold the
+// sandbox's storage past the sandbox and act on it behind the sentry,
+// whose names, modes and owners it does not see. Each is refused with the
 // errno Linux gives for a file the operation does not support, where
 // there is one, and errUnserved where Linux takes any file.
 
