@@ -350,6 +350,18 @@ func (t *Task) UnshareFDTable() {
 	t.setFDTable(n)
 }
 
+// UnshareFSContext gives the task a private copy of its fs context
+// (unshare(CLONE_FS), and CLONE_NEWUSER, which implies it): Linux's
+// unshare_fs copies a shared fs_struct; a copy of an unshared one is the
+// same thing.
+func (t *Task) UnshareFSContext() {
+	old := t.fs
+	t.fs = old.fork()
+	old.mu.Lock()
+	old.users--
+	old.mu.Unlock()
+}
+
 // ioBufSize bounds the buffer one read or write copies through at a time.
 const ioBufSize = 128 << 10
 

@@ -247,18 +247,105 @@ func execExit(t *sentry.Task, ret int64) int64 {
 // Clone records the flags for the clone event that names the child: they
 // decide whether the child shares the parent's descriptor table and fs
 // context (copy_process: CLONE_FILES, CLONE_FS, CLONE_THREAD).
+//
+// CLONE_UNTRACED is taken out, as a tracer must: the child of a traced
+// thread is then traced too (kernel_clone reports it), so its calls are
+// the sentry's and it dies with the sandbox. The flags are a register, so
+// no other guest thread can put the flag back before the kernel reads it.
+// CLONE_NEWNS is refused (EPERM, as for a caller without CAP_SYS_ADMIN):
+// the sentry resolves the guest's host paths in its own mount namespace,
+// so the guest must stay in it (see Unshare).
 func Clone(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	t.SetCloneFlags(uint64(args[0]))
+	flags := uint64(args[0])
+	if flags&unix.CLONE_NEWNS != 0 {
+		return sentry.Err(unix.EPERM)
+	}
+	t.SetCloneFlags(flags)
+	if flags&unix.CLONE_UNTRACED == 0 {
+		return sentry.Pass()
+	}
+	na := *args
+	na[0] &^= unix.CLONE_UNTRACED
+	return sentry.Observe(t, unix.SYS_CLONE, &na, identityExit, false)
+}
+
+// clone3 is refused with ENOSYS, as a kernel before 5.3 does (libc then
+// falls back to clone): its flags are in guest memory (struct
+// clone_args), where another guest thread could set CLONE_UNTRACED or
+// CLONE_NEWNS again between the sentry's check and the kernel's read,
+// whatever copy the sentry made there. clone's flags are a register.
+
+// Unshare is unshare(flags). The descriptor table and the fs context
+// follow the kernel's: when the call succeeds, CLONE_FILES gives the task
+// a private copy of its table (unshare_fd) and CLONE_FS (implied by
+// CLONE_NEWUSER) of its working directory and umask (unshare_fs), so that
+// another thread's close or chdir no longer changes what this one sees.
+// CLONE_NEWNS is refused with EPERM, as for a caller without
+// CAP_SYS_ADMIN: a mount namespace of the guest's own (with a user
+// namespace, any guest can make one) could mount over or link to paths
+// the sentry resolves in its own namespace, where the mounts are not.
+func Unshare(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	flags := uint64(args[0])
+	if flags&unix.CLONE_NEWNS != 0 {
+		return sentry.Err(unix.EPERM)
+	}
+	if flags&(unix.CLONE_FILES|unix.CLONE_FS|unix.CLONE_NEWUSER) == 0 {
+		return sentry.Pass()
+	}
+	s := t.Scratch()
+	*s = sentry.Scratch{Aux: flags}
+	return sentry.Observe(t, unix.SYS_UNSHARE, args, unshareExit, true)
+}
+
+func unshareExit(t *sentry.Task, ret int64) int64 {
+	s := t.Scratch()
+	flags := s.Aux
+	*s = sentry.Scratch{}
+	if ret != 0 {
+		return ret
+	}
+	if flags&unix.CLONE_FILES != 0 {
+		t.UnshareFDTable()
+	}
+	if flags&(unix.CLONE_FS|unix.CLONE_NEWUSER) != 0 {
+		t.UnshareFSContext()
+	}
+	return ret
+}
+
+// Setns is setns(fd, nstype). Joining a mount namespace is refused with
+// EPERM (mntns_install without CAP_SYS_ADMIN over it), as unshare's
+// CLONE_NEWNS is: by a mount namespace file (nstype 0 or CLONE_NEWNS) or
+// by a pidfd with CLONE_NEWNS among the namespaces to join. It would also
+// move the kernel's root and working directory behind the sentry's back.
+func Setns(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	nstype := uint64(args[1])
+	switch {
+	case nstype&unix.CLONE_NEWNS != 0:
+		return sentry.Err(unix.EPERM)
+	case nstype == 0:
+		var buf [64]byte
+		n, err := unix.Readlink("/proc/"+strconv.Itoa(int(t.TID))+"/fd/"+strconv.Itoa(int(int32(args[0]))), buf[:])
+		if err == nil && bytes.HasPrefix(buf[:n], []byte("mnt:[")) {
+			return sentry.Err(unix.EPERM)
+		}
+	}
 	return sentry.Pass()
 }
 
-// Clone3 reads the flags from struct clone_args (its first field). A bad
-// pointer is left for the host to report.
-func Clone3(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	var b [8]byte
-	if platform.ReadMemory(t.TID, args[0], b[:]) == nil {
-		t.SetCloneFlags(uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56)
+// Seccomp is seccomp(op, flags, args). A guest filter installed with
+// SECCOMP_FILTER_FLAG_NEW_LISTENER would have its listener answer calls
+// before the sentry sees them (SECCOMP_RET_USER_NOTIF outranks the
+// sentry's RET_TRACE and, being newer, wins over its RET_USER_NOTIF), and
+// an answer of SECCOMP_USER_NOTIF_FLAG_CONTINUE runs them on the host
+// unchecked. The flag is refused with EINVAL, as a kernel without user
+// notification refuses an unknown flag (before Linux 5.0). Filters
+// without a listener cannot hide a call: the strongest action wins, so a
+// guest filter can only make a call fail or kill, never let it past the
+// sentry. prctl(PR_SET_SECCOMP) takes no flags (see Prctl).
+func Seccomp(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	if args[0] == unix.SECCOMP_SET_MODE_FILTER && args[1]&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER != 0 {
+		return sentry.Err(unix.EINVAL)
 	}
 	return sentry.Pass()
 }
