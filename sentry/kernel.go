@@ -190,9 +190,8 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 	if exit := t.reissueExit; exit != nil && sysno == t.reissueSysno {
 		// A reissued call (ReissueObserved) served by notification
 		// cannot both run and be seen: it is answered with what its
-		// ExitFn makes of it. Only FailAfterClose's close gets here: the
-		// placeholder stays open in the guest (a leak, on a rare failure
-		// path) and the guest sees the error.
+		// ExitFn makes of it. (The sentry reissues only calls that
+		// stop on every platform.)
 		t.reissueExit = nil
 		return platform.Result{Action: platform.Done, Ret: exit(t, 0)}
 	}
@@ -361,7 +360,7 @@ func (k *Kernel) completeInstall(tid int32, id uint64) platform.Result {
 	res := t.installNow(in.file, in.cloexec, in.undo)
 	t.notify = false
 	in.file.DecRef()
-	if k.Opts.Strace != nil {
+	if k.Opts.Strace != nil && !in.inRewrite {
 		k.trace(t, in.sysno, in.traceArgs, res.Ret, true)
 	}
 	return res.Result

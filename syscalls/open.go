@@ -310,8 +310,3 @@ func errnoOf(err error) unix.Errno {
 
 // resolveCached is RESOLVE_CACHED (not in x/sys/unix).
 const resolveCached = 0x20
-
-// passCall is the handler of a call the sentry traps only to see a
-// reissued instance of it (Task.ReissueObserved): the guest's own runs on
-// the host.
-func passCall(*sentry.Task, *platform.SyscallArgs) sentry.Result { return sentry.Pass() }

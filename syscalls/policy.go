@@ -140,9 +140,7 @@ func Policies() []Policy {
 		unix.SYS_BIND, unix.SYS_CONNECT, unix.SYS_SENDTO, unix.SYS_GETSOCKNAME, unix.SYS_GETPEERNAME)
 	served("served: msg_name as sendto's; SCM_RIGHTS may not carry a virtual fd to a receiver, errUnserved (policy_fdargs.go)",
 		unix.SYS_SENDMSG, unix.SYS_SENDMMSG)
-	served("served: trapped so that a placeholder's memfd made by a reissued call is seen; the guest's own pass",
-		unix.SYS_MEMFD_CREATE)
-	served("served: a sentry file runs from a memfd copy, a host one passes (task.go)", unix.SYS_EXECVE, unix.SYS_EXECVEAT)
+	served("served: a sentry file runs from its backing, installed and exec'd with execveat; a host one passes (task.go)", unix.SYS_EXECVE, unix.SYS_EXECVEAT)
 	served("served: the child's table and fs context follow the flags; CLONE_UNTRACED is stripped, CLONE_NEWNS refused with EPERM (task.go)",
 		unix.SYS_CLONE)
 	served("served: the child gets a copy of the table and fs context", unix.SYS_FORK, unix.SYS_VFORK)
@@ -199,7 +197,7 @@ func Policies() []Policy {
 		unix.SYS_MLOCK, unix.SYS_MUNLOCK, unix.SYS_MLOCKALL, unix.SYS_MUNLOCKALL, unix.SYS_MLOCK2,
 		unix.SYS_MBIND, unix.SYS_SET_MEMPOLICY, unix.SYS_GET_MEMPOLICY, unix.SYS_MIGRATE_PAGES,
 		unix.SYS_MOVE_PAGES, unix.SYS_SET_MEMPOLICY_HOME_NODE, unix.SYS_PKEY_MPROTECT, unix.SYS_PKEY_ALLOC,
-		unix.SYS_PKEY_FREE, unix.SYS_MEMBARRIER, unix.SYS_MEMFD_SECRET, unix.SYS_MAP_SHADOW_STACK,
+		unix.SYS_PKEY_FREE, unix.SYS_MEMBARRIER, unix.SYS_MEMFD_SECRET, unix.SYS_MEMFD_CREATE, unix.SYS_MAP_SHADOW_STACK,
 		unix.SYS_MSEAL, unix.SYS_MODIFY_LDT, unix.SYS_ARCH_PRCTL, unix.SYS_SET_THREAD_AREA,
 		unix.SYS_GET_THREAD_AREA, unix.SYS_SET_TID_ADDRESS, unix.SYS_RSEQ, unix.SYS_RSEQ_SLICE_YIELD)
 	harmless("harmless: another process's memory, no path, no descriptor (a checked path it rewrites is the race another thread of the caller can run: the host must get a copy the guest cannot change, issue #12 item 4)",

@@ -21,7 +21,9 @@ func fstat(t *sentry.Task, fd int32, buf uintptr) sentry.Result {
 		return sentry.Pass()
 	}
 	defer f.DecRef()
-	if s, ok := f.Inode.(vfs.FDStater); ok {
+	if s, ok := f.Inode.(vfs.FDStater); ok && !f.IsPath() {
+		// (An O_PATH description's host descriptor is not the file's
+		// data but the store's empty file.)
 		st := t.StatBuf()
 		s.StatFD(f.HostFD, st)
 		if err := t.CopyOut(buf, statBytes(st)); err != nil {
