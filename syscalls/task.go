@@ -277,8 +277,6 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 	return execBacking(t, ir.Mount, d, argvAddr, envp)
 }
 
-
-
 // Clone records the flags for the clone event that names the child: they
 // decide whether the child shares the parent's descriptor table and fs
 // context (copy_process: CLONE_FILES, CLONE_FS, CLONE_THREAD).
