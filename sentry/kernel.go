@@ -174,7 +174,7 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 	}
 	t := k.callingTask(tid, sysno)
 	if t == nil {
-		return platform.Result{}
+		return k.unknownNotified(tid, id)
 	}
 	defer t.mu.Unlock()
 	if err := k.ThreadUsable(); err != nil {
@@ -190,9 +190,8 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 	if exit := t.reissueExit; exit != nil && sysno == t.reissueSysno {
 		// A reissued call (ReissueObserved) served by notification
 		// cannot both run and be seen: it is answered with what its
-		// ExitFn makes of it. Only FailAfterClose's close gets here: the
-		// placeholder stays open in the guest (a leak, on a rare failure
-		// path) and the guest sees the error.
+		// ExitFn makes of it. (The sentry reissues only calls that
+		// stop on every platform.)
 		t.reissueExit = nil
 		return platform.Result{Action: platform.Done, Ret: exit(t, 0)}
 	}
@@ -236,6 +235,27 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		k.trace(t, sysno, k.decodeArgs(t, sysno, args), ret, res.Served)
 	}
 	return res.Result
+}
+
+// unknownNotified answers a notified call of a thread the sentry never saw
+// created (one that escaped tracing, CLONE_UNTRACED say): its calls would
+// reach the host unseen, so it never gets a pass. It is killed, and its
+// call fails with ENOSYS, as SECCOMP_RET_TRACE fails a call nobody traces.
+// The kill goes through a pidfd taken while the call still waits
+// (Injector.Valid), so that the id cannot name another process by then.
+func (k *Kernel) unknownNotified(tid int32, id uint64) platform.Result {
+	pidfd, err := unix.PidfdOpen(int(tid), unix.PIDFD_THREAD)
+	if err == unix.EINVAL {
+		// Before Linux 6.9 (no PIDFD_THREAD): a process's leader.
+		pidfd, err = unix.PidfdOpen(int(tid), 0)
+	}
+	if err == nil {
+		if inj := k.injector(); inj == nil || inj.Valid(id) {
+			unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+		}
+		unix.Close(pidfd)
+	}
+	return platform.Result{Action: platform.Done, Ret: -int64(unix.ENOSYS)}
 }
 
 // Syscall implements platform.Supervisor.Syscall: dispatch through the
@@ -340,7 +360,7 @@ func (k *Kernel) completeInstall(tid int32, id uint64) platform.Result {
 	res := t.installNow(in.file, in.cloexec, in.undo)
 	t.notify = false
 	in.file.DecRef()
-	if k.Opts.Strace != nil {
+	if k.Opts.Strace != nil && !in.inRewrite {
 		k.trace(t, in.sysno, in.traceArgs, res.Ret, true)
 	}
 	return res.Result

@@ -165,9 +165,11 @@ type pendingInstall struct {
 	file    *vfs.FileDescription
 	cloexec bool
 	undo    func()
-	// sysno and traceArgs are the guest's call, for --strace.
+	// sysno and traceArgs are the guest's call, for --strace; a call
+	// that went on to a rewrite's exit (InstallFileThen) is traced there.
 	sysno     uintptr
 	traceArgs string
+	inRewrite bool
 }
 
 // maxPendingInstalls bounds the installs a task may have waiting: each
@@ -209,6 +211,23 @@ func (t *Task) InstallFile(f *vfs.FileDescription, cloexec bool, undo func()) Re
 	t.installs = append(t.installs, pendingInstall{file: f, cloexec: cloexec, undo: undo, sysno: t.sysno})
 	t.dropInstalls(maxPendingInstalls)
 	return Result{Result: platform.Result{Action: platform.Install}, Served: true}
+}
+
+// InstallFileThen is InstallFile for a stopped call whose handler goes on
+// at the call's exit: the call becomes the install call with an exit stop
+// (a Rewrite), and exit sees the installed number (or the install's
+// error), free to reissue further calls (exec: execveat of the number).
+func (t *Task) InstallFileThen(f *vfs.FileDescription, cloexec bool, undo func(), exit ExitFn) Result {
+	if t.notify || t.k.injector() == nil {
+		if undo != nil {
+			undo()
+		}
+		return Err(unix.ENOSYS)
+	}
+	f.IncRef()
+	t.installs = append(t.installs, pendingInstall{file: f, cloexec: cloexec, undo: undo, sysno: t.sysno, inRewrite: true})
+	t.dropInstalls(maxPendingInstalls)
+	return RewriteTo(t, platform.SysInstallFD, platform.SyscallArgs{}, exit)
 }
 
 // installNow is InstallFile on a notified call.
@@ -348,6 +367,18 @@ func (t *Task) UnshareFDTable() {
 	n := t.fdt.Fork()
 	t.fdt.DecUsers()
 	t.setFDTable(n)
+}
+
+// UnshareFSContext gives the task a private copy of its fs context
+// (unshare(CLONE_FS), and CLONE_NEWUSER, which implies it): Linux's
+// unshare_fs copies a shared fs_struct; a copy of an unshared one is the
+// same thing.
+func (t *Task) UnshareFSContext() {
+	old := t.fs
+	t.fs = old.fork()
+	old.mu.Lock()
+	old.users--
+	old.mu.Unlock()
 }
 
 // ioBufSize bounds the buffer one read or write copies through at a time.
@@ -526,13 +557,19 @@ func (t *Task) RedirectPath(oldAddr, newAddr uintptr) {
 	}
 }
 
-// FailAfterClose undoes a placeholder whose file could not be opened after
-// all (the directory changed between the call's two stops): the guest
-// closes fd at once, and its original call then returns -errno instead of
-// the placeholder's number. Call it from an ExitFn, and return ret.
+// FailAfterClose makes the guest's call fail with errno after closing its
+// descriptor fd, which the call made and the sentry installed (exec of a
+// sentry file: the installed descriptor of its backing, when the execveat
+// of it failed): fd leaves the task's table, and the guest closes it by a
+// reissued close_range(fd, fd, 0), which stops on every platform (close
+// itself may be notified, and a notified call cannot both run and be
+// seen). Call it from an ExitFn, and return ret.
 func (t *Task) FailAfterClose(fd int32, errno unix.Errno) {
+	if f := t.fdt.Remove(fd); f != nil {
+		f.DecRef()
+	}
 	t.failWith = -int64(errno)
-	t.ReissueObserved(unix.SYS_CLOSE, platform.SyscallArgs{uintptr(fd)}, failExit)
+	t.ReissueObserved(unix.SYS_CLOSE_RANGE, platform.SyscallArgs{uintptr(fd), uintptr(fd), 0}, failExit)
 }
 
 // StackBuffer reserves n bytes below the guest's stack pointer (past the

@@ -133,6 +133,11 @@ func readlinkat(t *sentry.Task, dirfd int32, pathAddr, buf uintptr, size int64) 
 		return res
 	}
 	target, err := d.Inode().Readlink()
+	if err == unix.EINVAL && r.pathLen == 0 {
+		// do_readlinkat: an empty path names dirfd itself, which is no
+		// symlink: ENOENT, not EINVAL.
+		return sentry.Err(unix.ENOENT)
+	}
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -330,6 +335,15 @@ func Truncate(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	}
 	if err := ino.CheckPermission(t.Creds(), vfs.MayWrite); err != nil {
 		return sentry.ErrOf(err)
+	}
+	if length > ino.Size() {
+		// inode_newsize_ok: growing past RLIMIT_FSIZE is EFBIG and
+		// SIGXFSZ (the sentry truncates, the guest's limit applies).
+		var lim unix.Rlimit
+		if unix.Prlimit(int(t.TG.TGID), unix.RLIMIT_FSIZE, nil, &lim) == nil && lim.Cur != unix.RLIM_INFINITY && uint64(length) > lim.Cur {
+			unix.Tgkill(int(t.TG.TGID), int(t.TID), unix.SIGXFSZ)
+			return sentry.Err(unix.EFBIG)
+		}
 	}
 	return retErr(ino.Truncate(length, t.Creds()))
 }

@@ -284,7 +284,19 @@ func mayOpen(t *sentry.Task, d vfs.Dentry, flags uint32, trailingSlash bool) err
 	if typ == unix.S_IFDIR && acc&vfs.MayWrite != 0 {
 		return unix.EISDIR
 	}
-	return ino.CheckPermission(t.Creds(), acc)
+	if err := ino.CheckPermission(t.Creds(), acc); err != nil {
+		return err
+	}
+	if flags&unix.O_NOATIME != 0 {
+		// may_open: only the owner (or CAP_FOWNER) may leave atime
+		// alone.
+		var st unix.Stat_t
+		ino.Stat(&st)
+		if !t.Creds().OwnerOrCapable(st.Uid, st.Gid) {
+			return unix.EPERM
+		}
+	}
+	return nil
 }
 
 // fileFlags are the f_flags F_GETFL reports for open flags: creation flags
@@ -310,8 +322,3 @@ func errnoOf(err error) unix.Errno {
 
 // resolveCached is RESOLVE_CACHED (not in x/sys/unix).
 const resolveCached = 0x20
-
-// passCall is the handler of a call the sentry traps only to see a
-// reissued instance of it (Task.ReissueObserved): the guest's own runs on
-// the host.
-func passCall(*sentry.Task, *platform.SyscallArgs) sentry.Result { return sentry.Pass() }

@@ -24,23 +24,25 @@ func sockaddrUn(path string) (b [sockaddrUnSize]byte, n int) {
 
 // unixPath reads a sockaddr and returns the path of a pathname AF_UNIX
 // address (not abstract, not unnamed), as unix_mkname_bsd takes it: the
-// path ends at the first NUL or at addrlen.
-func unixPath(t *sentry.Task, addr, addrlen uintptr) (string, bool) {
+// path ends at the first NUL or at addrlen. An address the sentry cannot
+// read is EFAULT (move_addr_to_kernel), never the host's to read: it
+// might read what the sentry could not (memfd_secret memory).
+func unixPath(t *sentry.Task, addr, addrlen uintptr) (string, bool, error) {
 	if addr == 0 || addrlen <= 2 || addrlen > sockaddrUnSize {
-		return "", false
+		return "", false, nil
 	}
 	var b [sockaddrUnSize]byte
 	if t.CopyIn(addr, b[:addrlen]) != nil {
-		return "", false
+		return "", false, unix.EFAULT
 	}
 	if binary.LittleEndian.Uint16(b[:2]) != unix.AF_UNIX || b[2] == 0 {
-		return "", false
+		return "", false, nil
 	}
 	p := b[2:addrlen]
 	if i := bytes.IndexByte(p, 0); i >= 0 {
 		p = p[:i]
 	}
-	return string(p), true
+	return string(p), true, nil
 }
 
 // redirectSockaddr makes the host's call use a sockaddr_un for host
@@ -77,7 +79,10 @@ func resolveString(t *sentry.Task, p string, follow bool) (resolved, error) {
 // umask, EADDRINUSE if the name exists, as unix_bind_bsd) and binds the
 // host socket to a host path that stands for that inode.
 func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	p, ok := unixPath(t, args[1], args[2])
+	p, ok, err := unixPath(t, args[1], args[2])
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
 	if !ok {
 		return sentry.Pass()
 	}
@@ -144,32 +149,49 @@ func Sendto(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // toSocketPath serves a call that reaches the AF_UNIX socket named by the
 // sockaddr at argument i (its length at i+1).
 func toSocketPath(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i int) sentry.Result {
-	p, ok := unixPath(t, args[i], args[i+1])
+	p, ok, err := unixPath(t, args[i], args[i+1])
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
 	if !ok {
 		return sentry.Pass()
 	}
+	host, res, ok := socketTarget(t, p)
+	if !ok {
+		return res
+	}
+	if host == "" {
+		return sentry.Pass()
+	}
+	return redirectSockaddr(t, sysno, args, i, host, identityExit)
+}
+
+// socketTarget is where a call reaching the AF_UNIX socket at path p goes
+// (connect, sendto, sendmsg): the host path the host must use instead of
+// p ("" for p itself), or ok false with res the answer.
+func socketTarget(t *sentry.Task, p string) (host string, res sentry.Result, ok bool) {
 	r, err := resolveString(t, p, true)
 	if err != nil {
-		return sentry.ErrOf(err)
+		return "", sentry.ErrOf(err), false
 	}
 	if r.host {
-		return passSockaddr(t, sysno, args, i, &r)
+		return r.hostPath, res, true
 	}
 	if r.Dentry == nil {
-		return sentry.Err(unix.ENOENT)
+		return "", sentry.Err(unix.ENOENT), false
 	}
 	ino := r.Dentry.Inode()
 	if err := ino.CheckPermission(t.Creds(), vfs.MayWrite); err != nil {
-		return sentry.ErrOf(err)
+		return "", sentry.ErrOf(err), false
 	}
 	if ino.Mode()&unix.S_IFMT != unix.S_IFSOCK {
-		return sentry.Err(unix.ECONNREFUSED)
+		return "", sentry.Err(unix.ECONNREFUSED), false
 	}
-	host, err := t.Kernel().HostSocket(r.Mount, ino.Ino())
+	host, err = t.Kernel().HostSocket(r.Mount, ino.Ino())
 	if err != nil {
-		return sentry.Err(unix.ECONNREFUSED)
+		return "", sentry.Err(unix.ECONNREFUSED), false
 	}
-	return redirectSockaddr(t, sysno, args, i, host, identityExit)
+	return host, res, true
 }
 
 func identityExit(_ *sentry.Task, ret int64) int64 { return ret }

@@ -21,6 +21,16 @@ func fstat(t *sentry.Task, fd int32, buf uintptr) sentry.Result {
 		return sentry.Pass()
 	}
 	defer f.DecRef()
+	if s, ok := f.Inode.(vfs.FDStater); ok && !f.IsPath() {
+		// (An O_PATH description's host descriptor is not the file's
+		// data but the store's empty file.)
+		st := t.StatBuf()
+		s.StatFD(f.HostFD, st)
+		if err := t.CopyOut(buf, statBytes(st)); err != nil {
+			return sentry.Err(unix.EFAULT)
+		}
+		return sentry.Ret(0)
+	}
 	return statTo(t, f.Inode, f.Mount, buf)
 }
 

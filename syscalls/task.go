@@ -15,13 +15,16 @@ import (
 // Execve is execve(path, argv, envp). A host file is the host's to run;
 // the sentry's side (close-on-exec, unsharing the table) happens at the
 // exec event, which only a successful exec reports. A file of the
-// sentry's is run by the host from a copy: the call becomes
-// memfd_create, the sentry fills the memfd with the file, and the guest
-// then issues execveat(memfd, "", argv, envp, AT_EMPTY_PATH). A "#!"
-// script is started as the kernel's binfmt_script would: its interpreter
-// is exec'd with the script's path as an argument (execScript), unless
-// that interpreter is itself a sentry file; then the script runs from a
-// memfd too, not close-on-exec, and its $0 is /dev/fd/N.
+// sentry's is run by the host from its backing, the file's data itself
+// (fs/tmpfs/storage.go): the call becomes the install call of a
+// close-on-exec descriptor of it, and the guest then issues
+// execveat(fd, "", argv, envp, AT_EMPTY_PATH) (execBacking). The backing
+// has the file's mode and owner, so the host's exec checks agree with the
+// sentry's, and while it runs, an open of the file for writing is
+// ETXTBSY, as on Linux. A "#!" script is started as the kernel's
+// binfmt_script would: its interpreter is exec'd with the script's path
+// as an argument (execScript), from its own backing when it is a file of
+// the sentry's too.
 func Execve(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	return execveat(t, unix.AT_FDCWD, args[0], args[1], args[2], 0)
 }
@@ -63,22 +66,46 @@ func execveat(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags u
 	}
 	var head [binprmBufSize]byte
 	n, _ := ino.ReadAt(head[:], 0)
-	memfdFlags := uintptr(unix.MFD_CLOEXEC)
 	if n >= 2 && head[0] == '#' && head[1] == '!' {
-		if res, ok := execScript(t, dirfd, pathAddr, argv, envp, flags, head[:n]); ok {
-			return res
-		}
-		memfdFlags = 0
+		return execScript(t, dirfd, pathAddr, argv, envp, flags, head[:n])
 	}
-	// An empty string of the sentry's: the memfd's name and execveat's
-	// path (see openat).
-	nameAddr, err := t.WriteStackString("")
+	return execBacking(t, r.Mount, d, argv, envp)
+}
+
+// execBacking runs a file of the sentry's: a close-on-exec descriptor of
+// its backing is installed in the guest (the install call, with an exit
+// stop), then the guest issues execveat(fd, "", argv, envp,
+// AT_EMPTY_PATH). If that fails, the descriptor is closed again and the
+// guest's call returns execveat's error.
+func execBacking(t *sentry.Task, m *vfs.Mount, d vfs.Dentry, argv, envp uintptr) sentry.Result {
+	// execveat's path: an empty string of the sentry's (the guest's
+	// memory is no place for it: another thread may rewrite it).
+	empty, err := t.WriteStackString("")
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	s := t.Scratch()
-	*s = sentry.Scratch{Found: d, Args: platform.SyscallArgs{0, nameAddr, argv, envp, unix.AT_EMPTY_PATH}}
-	return sentry.RewriteTo(t, unix.SYS_MEMFD_CREATE, platform.SyscallArgs{nameAddr, memfdFlags}, execExit)
+	f := vfs.NewFileDescription(m, d, unix.O_RDONLY|oLargefile)
+	defer f.DecRef()
+	hfd, err := d.Inode().OpenHost(unix.O_RDONLY)
+	if err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	f.HostFD = hfd
+	return t.InstallFileThen(f, true, nil, func(t *sentry.Task, ret int64) int64 {
+		if ret < 0 {
+			return ret
+		}
+		fd := int32(ret)
+		t.ReissueObserved(unix.SYS_EXECVEAT, platform.SyscallArgs{uintptr(fd), empty, argv, envp, unix.AT_EMPTY_PATH},
+			func(t *sentry.Task, ret int64) int64 {
+				if ret < 0 {
+					// The image did not change: the descriptor goes.
+					t.FailAfterClose(fd, unix.Errno(-ret))
+				}
+				return ret
+			})
+		return ret
+	})
 }
 
 // binprmBufSize is BINPRM_BUF_SIZE: how much of a file exec looks at.
@@ -150,23 +177,22 @@ func parseShebang(head []byte) (interp, arg string, ok bool) {
 // execScript starts a sentry "#!" script as load_script would: the call
 // becomes execve(interpreter, [interpreter, arg?, filename, argv[1:]...],
 // envp), where filename is the path the guest exec'd (bprm->filename:
-// /dev/fd/N/path for execveat relative to a directory fd). The
-// interpreter must be an absolute host path; otherwise ok is false and
-// the script runs from a memfd.
-func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags uint32, head []byte) (sentry.Result, bool) {
+// /dev/fd/N/path for execveat relative to a directory fd). An interpreter
+// that is a file of the sentry's runs from its backing (execBacking), with
+// that argv; one that is neither (missing, a directory) fails as
+// open_exec would.
+func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags uint32, head []byte) sentry.Result {
 	interp, arg, ok := parseShebang(head)
 	if !ok {
-		return sentry.Err(unix.ENOEXEC), true
+		return sentry.Err(unix.ENOEXEC)
 	}
-	if interp[0] != '/' || argv == 0 {
-		return sentry.Result{}, false
-	}
-	if r, err := resolveString(t, interp, true); err != nil || !r.host || r.hostPath != "" {
-		return sentry.Result{}, false
+	ir, err := resolveString(t, interp, true)
+	if err != nil {
+		return sentry.ErrOf(err)
 	}
 	p, err := t.ReadPath(pathAddr)
 	if err != nil {
-		return sentry.ErrOf(err), true
+		return sentry.ErrOf(err)
 	}
 	filename := string(p)
 	switch {
@@ -183,20 +209,20 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 	var ptr [8]byte
 	for i := uintptr(1); ; i++ {
 		if err := t.CopyIn(argv+8*i, ptr[:]); err != nil {
-			return sentry.Err(unix.EFAULT), true
+			return sentry.Err(unix.EFAULT)
 		}
 		v := uintptr(binary.LittleEndian.Uint64(ptr[:]))
 		if v == 0 {
 			break
 		}
 		if len(rest) >= 1<<16 {
-			return sentry.Result{}, false
+			return sentry.Err(unix.E2BIG)
 		}
 		rest = append(rest, v)
 	}
 	// An argv[0] that was NULL means no further arguments either.
 	if err := t.CopyIn(argv, ptr[:]); err != nil {
-		return sentry.Err(unix.EFAULT), true
+		return sentry.Err(unix.EFAULT)
 	}
 	if binary.LittleEndian.Uint64(ptr[:]) == 0 {
 		rest = nil
@@ -210,7 +236,7 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 	for _, str := range strs {
 		a, err := t.WriteStackString(str)
 		if err != nil {
-			return sentry.Result{}, false
+			return sentry.ErrOf(err)
 		}
 		newArgv = append(newArgv, a)
 	}
@@ -221,44 +247,138 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 	}
 	argvAddr, err := t.StackBuffer(len(buf), buf)
 	if err != nil {
-		return sentry.Result{}, false
+		return sentry.ErrOf(err)
 	}
-	return sentry.RewriteTo(t, unix.SYS_EXECVE, platform.SyscallArgs{newArgv[0], argvAddr, envp}, identityExit), true
-}
-
-func execExit(t *sentry.Task, ret int64) int64 {
-	if ret < 0 {
-		return ret
+	if ir.host {
+		path := newArgv[0]
+		if ir.hostPath != "" {
+			// The interpreter's path leads through a sentry mount
+			// back to the host: the host gets the path resolved.
+			if path, err = t.WriteStackString(ir.hostPath); err != nil {
+				return sentry.ErrOf(err)
+			}
+		}
+		return sentry.RewriteTo(t, unix.SYS_EXECVE, platform.SyscallArgs{path, argvAddr, envp}, identityExit)
 	}
-	s := t.Scratch()
-	ino := s.Found.Inode()
-	if err := fillPlaceholder(t, int32(ret), ino.Size(), ino.ReadAt); err != nil {
-		*s = sentry.Scratch{}
-		t.FailAfterClose(int32(ret), errnoOf(err))
-		return ret
+	d := ir.Dentry
+	if d == nil {
+		return sentry.Err(unix.ENOENT)
 	}
-	args := s.Args
-	args[0] = uintptr(ret)
-	*s = sentry.Scratch{}
-	t.SetReissue(unix.SYS_EXECVEAT, args)
-	return ret
+	switch d.Inode().Mode() & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		return sentry.Err(unix.EACCES)
+	default:
+		return sentry.Err(unix.EACCES)
+	}
+	if err := d.Inode().CheckPermission(t.Creds(), vfs.MayExec); err != nil {
+		return sentry.ErrOf(err)
+	}
+	return execBacking(t, ir.Mount, d, argvAddr, envp)
 }
 
 // Clone records the flags for the clone event that names the child: they
 // decide whether the child shares the parent's descriptor table and fs
 // context (copy_process: CLONE_FILES, CLONE_FS, CLONE_THREAD).
+//
+// CLONE_UNTRACED is taken out, as a tracer must: the child of a traced
+// thread is then traced too (kernel_clone reports it), so its calls are
+// the sentry's and it dies with the sandbox. The flags are a register, so
+// no other guest thread can put the flag back before the kernel reads it.
+// CLONE_NEWNS is refused (EPERM, as for a caller without CAP_SYS_ADMIN):
+// the sentry resolves the guest's host paths in its own mount namespace,
+// so the guest must stay in it (see Unshare).
 func Clone(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	t.SetCloneFlags(uint64(args[0]))
+	flags := uint64(args[0])
+	if flags&unix.CLONE_NEWNS != 0 {
+		return sentry.Err(unix.EPERM)
+	}
+	t.SetCloneFlags(flags)
+	if flags&unix.CLONE_UNTRACED == 0 {
+		return sentry.Pass()
+	}
+	na := *args
+	na[0] &^= unix.CLONE_UNTRACED
+	return sentry.Observe(t, unix.SYS_CLONE, &na, identityExit, false)
+}
+
+// clone3 is refused with ENOSYS, as a kernel before 5.3 does (libc then
+// falls back to clone): its flags are in guest memory (struct
+// clone_args), where another guest thread could set CLONE_UNTRACED or
+// CLONE_NEWNS again between the sentry's check and the kernel's read,
+// whatever copy the sentry made there. clone's flags are a register.
+
+// Unshare is unshare(flags). The descriptor table and the fs context
+// follow the kernel's: when the call succeeds, CLONE_FILES gives the task
+// a private copy of its table (unshare_fd) and CLONE_FS (implied by
+// CLONE_NEWUSER) of its working directory and umask (unshare_fs), so that
+// another thread's close or chdir no longer changes what this one sees.
+// CLONE_NEWNS is refused with EPERM, as for a caller without
+// CAP_SYS_ADMIN: a mount namespace of the guest's own (with a user
+// namespace, any guest can make one) could mount over or link to paths
+// the sentry resolves in its own namespace, where the mounts are not.
+func Unshare(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	flags := uint64(args[0])
+	if flags&unix.CLONE_NEWNS != 0 {
+		return sentry.Err(unix.EPERM)
+	}
+	if flags&(unix.CLONE_FILES|unix.CLONE_FS|unix.CLONE_NEWUSER) == 0 {
+		return sentry.Pass()
+	}
+	s := t.Scratch()
+	*s = sentry.Scratch{Aux: flags}
+	return sentry.Observe(t, unix.SYS_UNSHARE, args, unshareExit, true)
+}
+
+func unshareExit(t *sentry.Task, ret int64) int64 {
+	s := t.Scratch()
+	flags := s.Aux
+	*s = sentry.Scratch{}
+	if ret != 0 {
+		return ret
+	}
+	if flags&unix.CLONE_FILES != 0 {
+		t.UnshareFDTable()
+	}
+	if flags&(unix.CLONE_FS|unix.CLONE_NEWUSER) != 0 {
+		t.UnshareFSContext()
+	}
+	return ret
+}
+
+// Setns is setns(fd, nstype). Joining a mount namespace is refused with
+// EPERM (mntns_install without CAP_SYS_ADMIN over it), as unshare's
+// CLONE_NEWNS is: by a mount namespace file (nstype 0 or CLONE_NEWNS) or
+// by a pidfd with CLONE_NEWNS among the namespaces to join. It would also
+// move the kernel's root and working directory behind the sentry's back.
+func Setns(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	nstype := uint64(args[1])
+	switch {
+	case nstype&unix.CLONE_NEWNS != 0:
+		return sentry.Err(unix.EPERM)
+	case nstype == 0:
+		var buf [64]byte
+		n, err := unix.Readlink("/proc/"+strconv.Itoa(int(t.TID))+"/fd/"+strconv.Itoa(int(int32(args[0]))), buf[:])
+		if err == nil && bytes.HasPrefix(buf[:n], []byte("mnt:[")) {
+			return sentry.Err(unix.EPERM)
+		}
+	}
 	return sentry.Pass()
 }
 
-// Clone3 reads the flags from struct clone_args (its first field). A bad
-// pointer is left for the host to report.
-func Clone3(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	var b [8]byte
-	if platform.ReadMemory(t.TID, args[0], b[:]) == nil {
-		t.SetCloneFlags(uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56)
+// Seccomp is seccomp(op, flags, args). A guest filter installed with
+// SECCOMP_FILTER_FLAG_NEW_LISTENER would have its listener answer calls
+// before the sentry sees them (SECCOMP_RET_USER_NOTIF outranks the
+// sentry's RET_TRACE and, being newer, wins over its RET_USER_NOTIF), and
+// an answer of SECCOMP_USER_NOTIF_FLAG_CONTINUE runs them on the host
+// unchecked. The flag is refused with EINVAL, as a kernel without user
+// notification refuses an unknown flag (before Linux 5.0). Filters
+// without a listener cannot hide a call: the strongest action wins, so a
+// guest filter can only make a call fail or kill, never let it past the
+// sentry. prctl(PR_SET_SECCOMP) takes no flags (see Prctl).
+func Seccomp(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	if args[0] == unix.SECCOMP_SET_MODE_FILTER && args[1]&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER != 0 {
+		return sentry.Err(unix.EINVAL)
 	}
 	return sentry.Pass()
 }
@@ -286,36 +406,4 @@ func Setid(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 func setidExit(t *sentry.Task, ret int64) int64 {
 	t.RefreshCreds()
 	return ret
-}
-
-// placeholderPath is the /proc path of the guest's placeholder at fd.
-func placeholderPath(t *sentry.Task, fd int32) string {
-	return "/proc/" + strconv.Itoa(int(t.TID)) + "/fd/" + strconv.Itoa(int(fd))
-}
-
-// fillPlaceholder makes the placeholder memfd behind fd hold the file's
-// size and data.
-func fillPlaceholder(t *sentry.Task, fd int32, size int64, readAt func([]byte, int64) (int, error)) error {
-	hfd, err := unix.Open(placeholderPath(t, fd), unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return unix.ENOMEM
-	}
-	defer unix.Close(hfd)
-	if err := unix.Ftruncate(hfd, size); err != nil {
-		return unix.ENOMEM
-	}
-	buf := t.IOBuf(1 << 17)
-	for off := int64(0); off < size; {
-		n, err := readAt(buf, off)
-		if n > 0 {
-			if _, werr := unix.Pwrite(hfd, buf[:n], off); werr != nil {
-				return unix.ENOMEM
-			}
-			off += int64(n)
-		}
-		if err != nil || n == 0 {
-			break
-		}
-	}
-	return nil
 }

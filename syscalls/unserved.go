@@ -10,43 +10,136 @@ import (
 // The sandbox does not model these calls on its own files yet. They are
 // trapped all the same so that they never act on the host's file behind a
 // mount (a path) or on a placeholder (a virtual fd): on a sentry file they
-// fail with errUnserved; on host files they pass through.
+// fail with errUnserved; on host files they pass through, with the host
+// path the sentry resolved when the guest's path went through a sentry
+// mount (a working directory there: the kernel's own cwd is stale).
 const errUnserved = unix.EOPNOTSUPP
 
 // unservedFD guards calls whose first argument is a descriptor.
 func unservedFD(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	if t.FDTable().Has(int32(args[0])) {
-		return sentry.Err(errUnserved)
+	return hostFD(t, int32(args[0]), errUnserved)
+}
+
+// hostFD passes a call whose descriptor argument fd is the host's and
+// fails it with errno when fd is a virtual fd: the host would act on the
+// placeholder.
+func hostFD(t *sentry.Task, fd int32, errno unix.Errno) sentry.Result {
+	if t.FDTable().Has(fd) {
+		return sentry.Err(errno)
 	}
 	return sentry.Pass()
 }
 
-// unservedPath guards calls whose first argument is a path.
+// unservedPath guards calls whose first argument is a path (chroot,
+// acct, swapon, swapoff, uselib), which Linux follows.
 func unservedPath(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return unservedAt(t, unix.AT_FDCWD, args[0])
-}
-
-// unservedPathAt guards calls whose first two arguments are (dirfd, path).
-func unservedPathAt(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return unservedAt(t, int32(args[0]), args[1])
-}
-
-func unservedAt(t *sentry.Task, dirfd int32, pathAddr uintptr) sentry.Result {
-	r, err := resolveAt(t, dirfd, pathAddr, true, true)
-	if err != nil {
-		// Let the host report path errors for paths it will see; ours
-		// are ours.
-		if err == unix.EFAULT || err == unix.ENAMETOOLONG {
-			return sentry.Pass()
-		}
-		return sentry.ErrOf(err)
-	}
-	if r.file != nil {
-		r.file.DecRef()
-		return sentry.Err(errUnserved)
-	}
-	if r.host {
+	if args[0] == 0 && t.Sysno() == unix.SYS_ACCT {
+		// acct(NULL) turns accounting off: no path.
 		return sentry.Pass()
 	}
-	return sentry.Err(errUnserved)
+	res, _ := hostPathAt(t, unix.AT_FDCWD, args[0], true, false)
+	return res
+}
+
+// unservedPathAt guards calls whose first two arguments are (dirfd, path)
+// and whose fifth are AT_* flags: name_to_handle_at (which follows a
+// trailing symlink only with AT_SYMLINK_FOLLOW), file_getattr and
+// file_setattr (which follow unless AT_SYMLINK_NOFOLLOW).
+func unservedPathAt(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	flags := uint32(args[4])
+	follow := flags&unix.AT_SYMLINK_NOFOLLOW == 0
+	if t.Sysno() == unix.SYS_NAME_TO_HANDLE_AT {
+		follow = flags&unix.AT_SYMLINK_FOLLOW != 0
+	}
+	return hostPathOrEmpty(t, int32(args[0]), args[1], follow, flags&unix.AT_EMPTY_PATH != 0)
+}
+
+// hostPathOrEmpty is hostPathAt where a NULL path with emptyOK is the
+// empty path (getname_maybe_null).
+func hostPathOrEmpty(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) sentry.Result {
+	if addr == 0 && emptyOK {
+		return hostDirFD(t, dirfd)
+	}
+	res, _ := hostPathAt(t, dirfd, addr, follow, emptyOK)
+	return res
+}
+
+// hostDirFD passes a call that acts on dirfd itself (an empty path, a
+// NULL one): the working directory for AT_FDCWD.
+func hostDirFD(t *sentry.Task, dirfd int32) sentry.Result {
+	if dirfd == unix.AT_FDCWD {
+		if t.FSContext().Cwd().IsHost() {
+			return sentry.Pass()
+		}
+		return sentry.Err(errUnserved)
+	}
+	return hostFD(t, dirfd, errUnserved)
+}
+
+// InotifyAddWatch is inotify_add_watch(fd, path, mask): fd is the inotify
+// instance, the path is the guest's cwd's (IN_DONT_FOLLOW: the last
+// symlink is not followed).
+func InotifyAddWatch(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	res, _ := hostPathAt(t, unix.AT_FDCWD, args[1], uint32(args[2])&unix.IN_DONT_FOLLOW == 0, false)
+	return res
+}
+
+// hostPathAt resolves (dirfd, path) for a call the sentry does not serve
+// on its files: ok with Pass when the path stays on the host (the host
+// then gets the path the sentry resolved, when it differs from the
+// guest's), errUnserved when it leads to a sentry file, and the error
+// when the path cannot be read or walked. A path the sentry cannot read
+// (a bad pointer, memory it may not read such as memfd_secret's) fails
+// here: the host might read it where the sentry could not, and act on a
+// path nobody checked.
+func hostPathAt(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) (sentry.Result, bool) {
+	res, _, ok := hostResolve(t, dirfd, addr, follow, emptyOK)
+	return res, ok
+}
+
+// hostPathAsIs is hostPathAt for a path the host reads from guest memory
+// no register points at (inside a struct, an option string): the call can
+// pass only if the host resolves the guest's own path to where the sentry
+// did; a path that needs the sentry's resolution (it went through a
+// sentry mount back to the host) cannot be handed over, and fails.
+func hostPathAsIs(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) (sentry.Result, bool) {
+	res, redirected, ok := hostResolve(t, dirfd, addr, follow, emptyOK)
+	if ok && redirected {
+		return sentry.Err(errUnserved), false
+	}
+	return res, ok
+}
+
+// hostResolve is hostPathAt, and whether the host must use the sentry's
+// resolved path instead of the guest's.
+func hostResolve(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) (res sentry.Result, redirected, ok bool) {
+	r, err := resolveAt(t, dirfd, addr, follow, emptyOK)
+	switch {
+	case err != nil:
+		return sentry.ErrOf(err), false, false
+	case r.file != nil:
+		r.file.DecRef()
+		return sentry.Err(errUnserved), false, false
+	case r.host:
+		return sentry.Pass(), r.hostPath != "", true
+	}
+	return sentry.Err(errUnserved), false, false
+}
+
+// hostStringAsIs is hostPathAsIs for a path the sentry already holds.
+func hostStringAsIs(t *sentry.Task, p string, follow bool) (sentry.Result, bool) {
+	if p == "" {
+		return sentry.Err(unix.ENOENT), false
+	}
+	addr, err := t.WriteStackString(p)
+	if err != nil {
+		return sentry.ErrOf(err), false
+	}
+	return hostPathAsIs(t, unix.AT_FDCWD, addr, follow, false)
+}
+
+// refusedENOSYS answers calls of kernel features the sandbox leaves out,
+// as a kernel built without them does (cond_syscall: sys_ni_syscall).
+func refusedENOSYS(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	return sentry.Err(unix.ENOSYS)
 }

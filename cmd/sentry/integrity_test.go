@@ -253,3 +253,24 @@ func hostLeftovers(t *testing.T) string {
 	sort.Strings(names)
 	return strings.Join(names, " ")
 }
+
+// TestExecFromBacking: a binary stored in the tmpfs runs from its backing
+// (installed and execveat'd), so, as on Linux, opening it for writing
+// while it runs is ETXTBSY; a script whose interpreter is itself in the
+// tmpfs runs (it was ENOENT: the host looked the interpreter up on its
+// own /tmp); a file the kernel cannot run leaves no descriptor behind.
+// Compared with the same script natively on /dev/shm.
+func TestExecFromBacking(t *testing.T) {
+	script := `d=$1
+cp /bin/echo $d/e && $d/e hello
+cp /bin/sleep $d/sl && { $d/sl 1 & sleep 0.3; echo x 2>/dev/null > $d/sl; echo "write while running: $?"; wait; }
+printf '#!%s/e\n' $d > $d/s && chmod +x $d/s && $d/s a b | sed "s#$d#D#"
+printf 'not elf\n' > $d/bad && chmod +x $d/bad
+n=$(ls /proc/$$/fd | wc -l); $d/bad 2>/dev/null; m=$(ls /proc/$$/fd | wc -l); echo "fds kept: $((m-n))"
+`
+	out := sameOnBothTmpfs(t, script)
+	want := "hello\nwrite while running: 2\n"
+	if !strings.HasPrefix(out, want) || !strings.Contains(out, "D/s a b\n") || !strings.Contains(out, "fds kept: 0\n") {
+		t.Fatalf("output %q", out)
+	}
+}

@@ -236,21 +236,6 @@ func TestXattrs(t *testing.T) {
 	}
 }
 
-// TestShadowUnreachable: a guest that no longer sees the host's /dev/shm
-// (another mount namespace, with a tmpfs over it) cannot open the shadows
-// its placeholders stand for; its opens fall back to memfd placeholders
-// and its files still work.
-func TestShadowUnreachable(t *testing.T) {
-	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
-		t.Skip("requires unshare -m (root):", err)
-	}
-	out := sameOnBothTmpfs(t, `cd "$1" && echo before > old && unshare -m sh -c '
-mount -t tmpfs none /dev/shm && echo hi > new && cat new old && ls && echo more >> old && wc -c < old && rm new && ls'`)
-	if out != "hi\nbefore\nnew\nold\n12\nold\n" {
-		t.Fatalf("got %q", out)
-	}
-}
-
 // TestUnixSocketsOnTmpfs binds, connects and talks over a Unix socket at
 // a path in the work directory, sends datagrams to a path, and checks
 // bind's, connect's and sendto's errors.

@@ -288,6 +288,12 @@ type TmpfileMaker interface {
 	CreateTmpfile(mode uint32, excl bool, c *Credentials) (Dentry, error)
 }
 
+// FDStater is an inode whose Stat can use a host descriptor of its
+// placeholder (FileDescription.HostFD), which is cheaper than its name.
+type FDStater interface {
+	StatFD(fd int, st *unix.Stat_t)
+}
+
 // DeviceInode is an inode that can be a device node: Rdev is its device
 // number as stat's st_rdev reports it.
 type DeviceInode interface {
