@@ -75,10 +75,28 @@ func resolveString(t *sentry.Task, p string, follow bool) (resolved, error) {
 // Bind is bind(fd, addr, addrlen). Binding a Unix socket at a path in the
 // sentry's file system makes a socket inode there (mode 0777 less the
 // umask, EADDRINUSE if the name exists, as unix_bind_bsd) and binds the
-// host socket to a host path that stands for that inode.
+// guest's socket to the host node that stands for that inode: the sentry
+// binds it, on its own copy of the descriptor (the private directory is
+// not writable by the guest).
 func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	p, ok := unixPath(t, args[1], args[2])
 	if !ok {
+		return sentry.Pass()
+	}
+	// The descriptor comes first, as sockfd_lookup: a bad one, or one
+	// that is not a socket, fails before the address is looked at.
+	sock, err := platform.GetFD(t.TID, int32(args[0]))
+	if err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	defer unix.Close(sock)
+	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	if domain != unix.AF_UNIX {
+		// Another family's bind never makes a file: the host says what
+		// it makes of the address.
 		return sentry.Pass()
 	}
 	r, err := resolveString(t, p, false)
@@ -104,26 +122,19 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		r.Parent.Unlink(r.Name, t.Creds())
 		return sentry.Err(unix.EADDRNOTAVAIL)
 	}
-	s := t.Scratch()
-	*s = sentry.Scratch{Dir: r.Parent, Name: r.Name}
+	var st unix.Stat_t
+	d.Inode().Stat(&st)
+	addr, err := host.Bind(sock, st.Mode, st.Uid, st.Gid)
+	if err != nil {
+		// Already bound (EINVAL), or the host refused: no name stays,
+		// as unix_bind_bsd removes the node it made.
+		r.Parent.Unlink(r.Name, t.Creds())
+		return sentry.ErrOf(errnoOf(err))
+	}
 	// getsockname and getpeername report the guest's path, as the
 	// kernel reports the one bind was given.
-	t.Kernel().SetSocketName(host, p)
-	s.Mount, s.Aux = r.Mount, d.Inode().Ino()
-	return redirectSockaddr(t, unix.SYS_BIND, args, 1, host, bindExit)
-}
-
-// bindExit removes the socket inode again if the host refused the bind.
-func bindExit(t *sentry.Task, ret int64) int64 {
-	s := t.Scratch()
-	if ret < 0 && s.Dir != nil {
-		s.Dir.Unlink(s.Name, t.Creds())
-		if host, err := t.Kernel().HostSocket(s.Mount, s.Aux); err == nil {
-			t.Kernel().SetSocketName(host, "")
-		}
-	}
-	*s = sentry.Scratch{}
-	return ret
+	t.Kernel().SetSocketName(addr, p)
+	return sentry.Ret(0)
 }
 
 // Connect is connect(fd, addr, addrlen). A path in the sentry's file
@@ -148,6 +159,12 @@ func toSocketPath(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i i
 	if !ok {
 		return sentry.Pass()
 	}
+	if guest, ok := t.Kernel().SocketName(p); ok {
+		// The host address of a socket bound in a sentry mount, as
+		// recvfrom and accept report a peer's (they are not trapped):
+		// it names the socket the guest bound at guest.
+		p = guest
+	}
 	r, err := resolveString(t, p, true)
 	if err != nil {
 		return sentry.ErrOf(err)
@@ -169,7 +186,7 @@ func toSocketPath(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i i
 	if err != nil {
 		return sentry.Err(unix.ECONNREFUSED)
 	}
-	return redirectSockaddr(t, sysno, args, i, host, identityExit)
+	return redirectSockaddr(t, sysno, args, i, host.GuestPath(), identityExit)
 }
 
 func identityExit(_ *sentry.Task, ret int64) int64 { return ret }

@@ -108,6 +108,7 @@ func run(f *runFlags, argv []string) int {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		return exitUsage
 	}
+	cwd = startCwd(cwd, specs)
 	sweepStores()
 	mounts, err := tmpfs.NewMounts(specs, tmpfs.CurrentHost())
 	if err != nil {
@@ -215,9 +216,15 @@ func run(f *runFlags, argv []string) int {
 			Traps:          table.Traps(),
 			DefaultSignals: defaultSignals,
 			NoFile:         launch.RaiseNoFile(),
+			Covers:         mountPoints(specs),
+			SpecialInodes:  specialInodes(specs),
+			Cwd:            cwd,
 		},
 		CPU:     f.cpu,
 		Started: func(pid int) { started <- pid },
+		Namespace: func(ns launch.Namespace) {
+			k.SetGuestNamespace(sentry.GuestNamespace{SpecialDir: ns.SpecialDir, SpecialPath: ns.SpecialPath, Hidden: ns.Hidden})
+		},
 	}
 	if f.platform == "unotify" {
 		// The hot calls notify instead of stopping.

@@ -30,6 +30,10 @@ type Config struct {
 	CPU int
 	// Started, if set, is called with the guest's pid once it is traced.
 	Started func(pid int)
+	// Namespace, if set, is given what the init stage made of the
+	// guest's mount namespace, before the guest runs
+	// (launch.Guest.TakeListener).
+	Namespace func(launch.Namespace)
 }
 
 const seizeOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACESECCOMP |
@@ -135,7 +139,7 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 	// hands the listener over.
 	servers := make(chan *unotify.Server, 1)
 	go func() {
-		listener, ok, err := g.TakeListener()
+		listener, mountNS, ok, err := g.TakeListener(cfg.Namespace)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		}
@@ -143,7 +147,13 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 			servers <- nil
 			return
 		}
-		servers <- unotify.Start(listener, sup, cfg.CPU)
+		srv := unotify.Start(listener, mountNS, sup, cfg.CPU)
+		// Only now: a guest call made before the server gave the
+		// supervisor its injector would find none.
+		if err := g.Release(); err != nil {
+			fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
+		}
+		servers <- srv
 	}()
 	if cfg.Started != nil {
 		cfg.Started(g.Pid)
