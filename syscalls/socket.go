@@ -24,23 +24,27 @@ func sockaddrUn(path string) (b [sockaddrUnSize]byte, n int) {
 
 // unixPath reads a sockaddr and returns the path of a pathname AF_UNIX
 // address (not abstract, not unnamed), as unix_mkname_bsd takes it: the
-// path ends at the first NUL or at addrlen.
-func unixPath(t *sentry.Task, addr, addrlen uintptr) (string, bool) {
+// path ends at the first NUL or at addrlen. ok is false for any other
+// address, which the host may have. An address the sentry cannot read is
+// EFAULT, as move_addr_to_kernel's: it must not pass to the host, which
+// may read what the sentry could not (a guest that made itself
+// non-dumpable hides its memory from a sentry without CAP_SYS_PTRACE).
+func unixPath(t *sentry.Task, addr, addrlen uintptr) (p string, ok bool, err error) {
 	if addr == 0 || addrlen <= 2 || addrlen > sockaddrUnSize {
-		return "", false
+		return "", false, nil
 	}
 	var b [sockaddrUnSize]byte
-	if t.CopyIn(addr, b[:addrlen]) != nil {
-		return "", false
+	if err := t.CopyIn(addr, b[:addrlen]); err != nil {
+		return "", false, err
 	}
 	if binary.LittleEndian.Uint16(b[:2]) != unix.AF_UNIX || b[2] == 0 {
-		return "", false
+		return "", false, nil
 	}
-	p := b[2:addrlen]
-	if i := bytes.IndexByte(p, 0); i >= 0 {
-		p = p[:i]
+	path := b[2:addrlen]
+	if i := bytes.IndexByte(path, 0); i >= 0 {
+		path = path[:i]
 	}
-	return string(p), true
+	return string(path), true, nil
 }
 
 // redirectSockaddr makes the host's call use a sockaddr_un for host
@@ -79,10 +83,6 @@ func resolveString(t *sentry.Task, p string, follow bool) (resolved, error) {
 // binds it, on its own copy of the descriptor (the private directory is
 // not writable by the guest).
 func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	p, ok := unixPath(t, args[1], args[2])
-	if !ok {
-		return sentry.Pass()
-	}
 	// The descriptor comes first, as sockfd_lookup: a bad one, or one
 	// that is not a socket, fails before the address is looked at.
 	sock, err := platform.GetFD(t.TID, int32(args[0]))
@@ -97,6 +97,13 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if domain != unix.AF_UNIX {
 		// Another family's bind never makes a file: the host says what
 		// it makes of the address.
+		return sentry.Pass()
+	}
+	p, ok, err := unixPath(t, args[1], args[2])
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if !ok {
 		return sentry.Pass()
 	}
 	r, err := resolveString(t, p, false)
@@ -155,7 +162,10 @@ func Sendto(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // toSocketPath serves a call that reaches the AF_UNIX socket named by the
 // sockaddr at argument i (its length at i+1).
 func toSocketPath(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i int) sentry.Result {
-	p, ok := unixPath(t, args[i], args[i+1])
+	p, ok, err := unixPath(t, args[i], args[i+1])
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
 	if !ok {
 		return sentry.Pass()
 	}

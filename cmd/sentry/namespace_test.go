@@ -359,3 +359,29 @@ func waitGone(t *testing.T, pids []int) {
 		}
 	}
 }
+
+// TestUnreadableSockaddrNotPassed: a guest that makes itself non-dumpable
+// (as ssh-agent does) hides its memory from a sentry without
+// CAP_SYS_PTRACE, which then cannot read a bind's or connect's address.
+// The call must fail (EFAULT, as for an address the kernel cannot read),
+// not pass to the host, which can read it: run by nobody, the sentry has
+// no covers, and the host's /tmp would get the socket.
+func TestUnreadableSockaddrNotPassed(t *testing.T) {
+	requireNamespaces(t)
+	name := "/tmp/" + token(t) + "-nondumpable"
+	script := `
+import ctypes, socket, sys
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+for what, call in (("bind", socket.socket.bind), ("connect", socket.socket.connect)):
+    try:
+        call(socket.socket(socket.AF_UNIX), sys.argv[1])
+        print(what, "ok")
+    except OSError as e:
+        print(what, e.errno)
+`
+	r := runIn(t, "/", append(append([]string{}, nobody...), sentryBin, "run", "--", python, "-c", script, name)...)
+	noHostFiles(t, r, filepath.Base(name))
+	if r.stdout != "bind 1\nconnect 14\n" {
+		t.Errorf("got %+v, want bind EPERM (the sentry cannot take the socket either) and connect EFAULT", r)
+	}
+}

@@ -112,8 +112,8 @@ func InitMain() {
 	if err := makeNamespace(spec.Covers, spec.SpecialInodes, &msg); err != nil {
 		// Said once, here: the sandbox still isolates its tmpfs for
 		// every call the sentry sees (README, Threat model).
-		fmt.Fprintf(os.Stderr, "sentry: the guest runs in the host's mount namespace, without covers over %s (%v): a path that gets past the sentry reaches the host's copy\n",
-			strings.Join(spec.Covers, ", "), err)
+		fmt.Fprintf(os.Stderr, "sentry: the guest shares the host's mount namespace (%v): nothing covers the host's %s, where a path that gets past the sentry lands\n",
+			err, strings.Join(spec.Covers, ", "))
 	}
 	if spec.Cwd != "" {
 		if err := unix.Chdir(spec.Cwd); err != nil {
