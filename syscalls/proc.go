@@ -96,7 +96,7 @@ func openProcMounts(t *sentry.Task, hostPath string, mountinfo bool, flags uint3
 	return installOpen(t, scratch, d, flags&^unix.O_DIRECTORY, nil)
 }
 
-// writeShown writes the host's list less the lines of the guest
+// writeShown writes the kernel's list less the lines of the guest
 // namespace's own mounts (ids hidden): the covers over the sentry's mount
 // points, where the guest must see the sentry's tmpfs alone, and the
 // private directory's (platform/launch/namespace.go). The mounts format

@@ -72,8 +72,9 @@ func releaseMounts(ms []*vfs.Mount) {
 }
 
 // sweepStores removes the private directories of sentries that were
-// killed: fallback stores (fs/tmpfs/storage.go), and the shadow and
-// special-file directories of earlier versions.
+// killed: fallback stores (fs/tmpfs/storage.go), special-file directories
+// of guests without a mount namespace (sentry/host_specials.go), and the
+// shadow directories of earlier versions.
 func sweepStores() {
 	for _, base := range []string{"/dev/shm", os.TempDir()} {
 		sentry.SweepPrivateDirs(base, "store")

@@ -115,10 +115,12 @@ func InitMain() {
 		fmt.Fprintf(os.Stderr, "sentry: the guest shares the host's mount namespace (%v): nothing covers the host's %s, where a path that gets past the sentry lands\n",
 			err, strings.Join(spec.Covers, ", "))
 	}
-	if spec.Cwd != "" {
+	if msg.Namespace && spec.Cwd != "" {
+		// The working directory still references the host's directory,
+		// which a cover may hide now: enter the guest's. Outside the
+		// covers it is the same directory, so a failure leaves it be.
 		if err := unix.Chdir(spec.Cwd); err != nil {
-			fmt.Fprintf(os.Stderr, "sentry: init: chdir %s: %v\n", spec.Cwd, err)
-			os.Exit(ExitSandbox)
+			fmt.Fprintf(os.Stderr, "sentry: init: chdir %s in the guest's mount namespace: %v\n", spec.Cwd, err)
 		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
