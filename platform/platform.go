@@ -156,4 +156,8 @@ type Injector interface {
 	// guest thread has not died or been interrupted meanwhile, so what
 	// the sentry read of its memory belongs to that call.
 	Valid(id uint64) bool
+	// Respond answers call id with ret (a value or -errno), from any
+	// thread, for a call whose SyscallNotify returned Responded without
+	// answering (the answer comes later).
+	Respond(id uint64, ret int64)
 }

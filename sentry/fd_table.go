@@ -173,6 +173,57 @@ func (t *FDTable) Fork() *FDTable {
 	return n
 }
 
+// FDSnapshot is a table's entries at one moment, each holding a reference
+// (Snapshot); Release drops them.
+type FDSnapshot map[int32]fdEntry
+
+// Snapshot copies the table's entries, with a reference on each
+// description.
+func (t *FDTable) Snapshot() FDSnapshot {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := make(FDSnapshot, len(t.entries))
+	for fd, e := range t.entries {
+		e.file.IncRef()
+		s[fd] = e
+	}
+	return s
+}
+
+// Release drops the snapshot's references.
+func (s FDSnapshot) Release() {
+	for _, e := range s {
+		e.file.DecRef()
+	}
+}
+
+// ForkVerified returns a copy for a child made without CLONE_FILES whose
+// host table the kernel copied at some moment between the clone's entry
+// (then, the parent's table was before) and now (t): dup_fd ran while
+// other threads of the parent may have opened and closed files. Each
+// entry of either is the child's only if the child's descriptor at that
+// number is that description's placeholder (has(fd, f), which compares
+// the open files themselves: kcmp).
+func (t *FDTable) ForkVerified(before FDSnapshot, has func(fd int32, f *vfs.FileDescription) bool) *FDTable {
+	n := newFDTable()
+	consider := func(fd int32, e fdEntry) {
+		if _, ok := n.entries[fd]; ok || !has(fd, e.file) {
+			return
+		}
+		e.file.IncRef()
+		n.entries[fd] = e
+	}
+	t.mu.Lock()
+	for fd, e := range t.entries {
+		consider(fd, e)
+	}
+	t.mu.Unlock()
+	for fd, e := range before {
+		consider(fd, e)
+	}
+	return n
+}
+
 // IncUsers shares the table with one more task (CLONE_FILES).
 func (t *FDTable) IncUsers() { t.users.Add(1) }
 

@@ -62,16 +62,77 @@ type hostSpecials struct {
 	nsock     atomic.Int32
 }
 
-// specialDir is a private directory of host special files. Immutable.
+// specialDir is a private directory of host special files.
 type specialDir struct {
-	// fd is an O_PATH descriptor of the directory, valid in any mount
-	// namespace.
-	fd int
 	// guestPath is the directory's path as a guest's own call names it.
+	// Immutable.
 	guestPath string
-	// remove is the host directory to remove at Shutdown ("" for the
-	// namespace's, which goes with the namespace).
+	// remove is the host directory to remove once the descriptor is
+	// closed ("" for the namespace's, which goes with the namespace).
+	// Immutable.
 	remove string
+
+	// fdMu guards fd, users and closing: the descriptor outlives the
+	// kernel's release while a call still uses it (a FIFO open waiting
+	// for its other end, and the open of that other end which the
+	// kernel's Shutdown makes to release it).
+	fdMu sync.Mutex
+	// fd is an O_PATH descriptor of the directory, valid in any mount
+	// namespace; -1 once closed.
+	fd      int
+	users   int
+	closing bool
+}
+
+// get is the directory's descriptor for one use, which put ends; false
+// once it is closed.
+func (d *specialDir) get() (int, bool) {
+	d.fdMu.Lock()
+	defer d.fdMu.Unlock()
+	if d.fd < 0 {
+		return -1, false
+	}
+	d.users++
+	return d.fd, true
+}
+
+func (d *specialDir) put() {
+	d.fdMu.Lock()
+	defer d.fdMu.Unlock()
+	if d.users--; d.closing && d.users == 0 {
+		d.closeLocked()
+	}
+}
+
+// release closes the descriptor (and removes a host directory) once its
+// last use ends.
+func (d *specialDir) release() {
+	d.fdMu.Lock()
+	defer d.fdMu.Unlock()
+	d.closing = true
+	if d.users == 0 {
+		d.closeLocked()
+	}
+}
+
+func (d *specialDir) closeLocked() {
+	if d.fd >= 0 {
+		unix.Close(d.fd)
+		d.fd = -1
+	}
+	if d.remove != "" {
+		os.RemoveAll(d.remove)
+	}
+}
+
+// at runs fn with the directory's descriptor; EBADF once it is closed.
+func (d *specialDir) at(fn func(dirfd int) error) error {
+	fd, ok := d.get()
+	if !ok {
+		return unix.EBADF
+	}
+	defer d.put()
+	return fn(fd)
 }
 
 // GuestNamespace is what the sentry holds of the guest's mount namespace
@@ -122,9 +183,15 @@ type HostSpecial struct {
 func (h HostSpecial) GuestPath() string { return h.dir.guestPath + "/" + h.name }
 
 // Open opens the file for the sentry, with flags (O_CLOEXEC and
-// O_NOFOLLOW added).
+// O_NOFOLLOW added). It may wait (a FIFO's other end).
 func (h HostSpecial) Open(flags int) (int, error) {
-	return unix.Openat(h.dir.fd, h.name, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd := -1
+	err := h.dir.at(func(dirfd int) error {
+		var err error
+		fd, err = unix.Openat(dirfd, h.name, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		return err
+	})
+	return fd, err
 }
 
 // SetAttr gives the file a sentry inode's permission bits and owner when
@@ -133,17 +200,20 @@ func (h HostSpecial) Open(flags int) (int, error) {
 func (h HostSpecial) SetAttr(mode, uid, gid uint32) { h.dir.setAttr(h.name, mode, uid, gid) }
 
 func (d *specialDir) setAttr(name string, mode, uid, gid uint32) {
-	var st unix.Stat_t
-	if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return
-	}
-	if st.Uid != uid || st.Gid != gid {
-		// chown clears set-id bits, so it goes first.
-		unix.Fchownat(d.fd, name, int(uid), int(gid), unix.AT_SYMLINK_NOFOLLOW)
-	}
-	if st.Mode&07777 != mode&07777 || st.Uid != uid || st.Gid != gid {
-		unix.Fchmodat(d.fd, name, mode&07777, 0)
-	}
+	d.at(func(dirfd int) error {
+		var st unix.Stat_t
+		if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return err
+		}
+		if st.Uid != uid || st.Gid != gid {
+			// chown clears set-id bits, so it goes first.
+			unix.Fchownat(dirfd, name, int(uid), int(gid), unix.AT_SYMLINK_NOFOLLOW)
+		}
+		if st.Mode&07777 != mode&07777 || st.Uid != uid || st.Gid != gid {
+			unix.Fchmodat(dirfd, name, mode&07777, 0)
+		}
+		return nil
+	})
 }
 
 // Bind binds sock (the sentry's copy of a guest's socket) to the file,
@@ -155,19 +225,23 @@ func (d *specialDir) setAttr(name string, mode, uid, gid uint32) {
 // process finds it with the sentry's own umask and owner.
 func (h HostSpecial) Bind(sock int, mode, uid, gid uint32) (string, error) {
 	tmp := "t" + h.name
-	// Through the descriptor: the directory may be in another mount
-	// namespace than the sentry's.
-	addr := "/proc/self/fd/" + strconv.Itoa(h.dir.fd) + "/" + tmp
-	unix.Unlinkat(h.dir.fd, tmp, 0)
-	if err := unix.Bind(sock, &unix.SockaddrUnix{Name: addr}); err != nil {
-		return "", err
-	}
-	h.dir.setAttr(tmp, mode, uid, gid)
-	if err := unix.Renameat(h.dir.fd, tmp, h.dir.fd, h.name); err != nil {
-		unix.Unlinkat(h.dir.fd, tmp, 0)
-		return "", err
-	}
-	return addr, nil
+	var addr string
+	err := h.dir.at(func(dirfd int) error {
+		// Through the descriptor: the directory may be in another
+		// mount namespace than the sentry's.
+		addr = "/proc/self/fd/" + strconv.Itoa(dirfd) + "/" + tmp
+		unix.Unlinkat(dirfd, tmp, 0)
+		if err := unix.Bind(sock, &unix.SockaddrUnix{Name: addr}); err != nil {
+			return err
+		}
+		h.dir.setAttr(tmp, mode, uid, gid)
+		if err := unix.Renameat(dirfd, tmp, dirfd, h.name); err != nil {
+			unix.Unlinkat(dirfd, tmp, 0)
+			return err
+		}
+		return nil
+	})
+	return addr, err
 }
 
 // HostFIFO is the host FIFO that stands for FIFO inode ino of mount m,
@@ -177,10 +251,12 @@ func (k *Kernel) HostFIFO(m *vfs.Mount, ino uint64) (HostSpecial, error) {
 	if err != nil {
 		return h, err
 	}
-	if err := unix.Mknodat(h.dir.fd, h.name, unix.S_IFIFO|0o600, 0); err != nil && err != unix.EEXIST {
-		return h, err
-	}
-	return h, nil
+	return h, h.dir.at(func(dirfd int) error {
+		if err := unix.Mknodat(dirfd, h.name, unix.S_IFIFO|0o600, 0); err != nil && err != unix.EEXIST {
+			return err
+		}
+		return nil
+	})
 }
 
 // HostDevice is the host device node that stands for device inode ino of
@@ -192,17 +268,16 @@ func (k *Kernel) HostDevice(m *vfs.Mount, ino uint64, typ uint32, rdev uint64) (
 	if err != nil {
 		return h, err
 	}
-	var st unix.Stat_t
-	if unix.Fstatat(h.dir.fd, h.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		if st.Mode&unix.S_IFMT == typ && st.Rdev == rdev {
-			return h, nil
+	return h, h.dir.at(func(dirfd int) error {
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, h.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			if st.Mode&unix.S_IFMT == typ && st.Rdev == rdev {
+				return nil
+			}
+			unix.Unlinkat(dirfd, h.name, 0)
 		}
-		unix.Unlinkat(h.dir.fd, h.name, 0)
-	}
-	if err := unix.Mknodat(h.dir.fd, h.name, typ|0o600, int(rdev)); err != nil {
-		return h, err
-	}
-	return h, nil
+		return unix.Mknodat(dirfd, h.name, typ|0o600, int(rdev))
+	})
 }
 
 // HostSocket is the host socket that stands for socket inode ino of mount
@@ -267,13 +342,6 @@ func (s *hostSpecials) release() {
 	if s.dir != nil {
 		s.dir.release()
 		s.dir = nil
-	}
-}
-
-func (d *specialDir) release() {
-	unix.Close(d.fd)
-	if d.remove != "" {
-		os.RemoveAll(d.remove)
 	}
 }
 

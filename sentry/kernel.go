@@ -64,9 +64,13 @@ type Kernel struct {
 	VFS      *vfs.VirtualFilesystem
 
 	table *SyscallTable
-	// inj is the platform's Injector when calls are served by
-	// notification (nil on ptrace).
-	inj platform.Injector
+	// inj is the platform's Injector (SetInjector), nil until the
+	// platform has taken the filter's listener.
+	inj atomic.Pointer[platform.Injector]
+
+	// blocked are the calls waiting off the serving threads for another
+	// guest process (Task.OpenBlocking).
+	blocked blockedOps
 
 	mu    sync.Mutex
 	tasks map[int32]*Task
@@ -76,16 +80,21 @@ type Kernel struct {
 	// specials is the registry of host FIFOs, device nodes and socket
 	// names (host_specials.go).
 	specials hostSpecials
+
+	// ids is the identity the serving threads act with (ActAs).
+	ids identities
 }
 
 // NewKernel returns a kernel serving table.
 func NewKernel(opts Options, table *SyscallTable) *Kernel {
-	return &Kernel{
+	k := &Kernel{
 		Opts:  opts,
 		VFS:   vfs.New(opts.Mounts),
 		table: table,
 		tasks: map[int32]*Task{},
 	}
+	k.ids.init()
+	return k
 }
 
 // Table returns the syscall table.
@@ -114,13 +123,16 @@ func (k *Kernel) FDTableOf(tid int32) *FDTable {
 func (k *Kernel) Threads() int { return int(k.ntasks.Load()) }
 
 // SetInjector implements platform.NotifySupervisor.SetInjector.
-// The platform sets it before it releases the guest, and every call
-// looks its task up under mu first: taking mu here orders the two for the
-// race detector as the release orders them.
-func (k *Kernel) SetInjector(inj platform.Injector) {
-	k.mu.Lock()
-	k.inj = inj
-	k.mu.Unlock()
+// It is given from the goroutine that took the listener, while the tracer
+// already serves stops: hence the atomic.
+func (k *Kernel) SetInjector(inj platform.Injector) { k.inj.Store(&inj) }
+
+// injector is the platform's Injector, nil before SetInjector.
+func (k *Kernel) injector() platform.Injector {
+	if p := k.inj.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // callingTask is tid's task, locked, for a call of the table; nil when
@@ -152,6 +164,11 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		return platform.Result{}
 	}
 	defer t.mu.Unlock()
+	if err := k.ThreadUsable(); err != nil {
+		// This serving thread could not take the sentry's identity
+		// back: it serves nothing with another one.
+		return platform.Result{Action: platform.Done, Ret: -int64(err.(unix.Errno))}
+	}
 	if t.rewriting {
 		// The call a stopped call was rewritten into (the seccomp filter
 		// runs again on it): it is the sentry's own, for the host.
@@ -189,12 +206,11 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		res = Err(unix.ENOSYS)
 	}
 	k.account(sysno, &res)
-	if res.Action == platform.Passthrough {
-		// The host runs it now, and may be interrupted doing so: a
-		// signal stop that finds this call interrupted must leave that to
-		// the host (Interrupted).
-		t.continued = continuedCall{sysno: sysno, args: *args, ip: ip, valid: true}
-	}
+	// The host runs a passed-through call now, and may be interrupted
+	// doing so: a signal stop that finds this very call interrupted must
+	// leave that to the host (Interrupted). Any other call of the task
+	// makes that record stale.
+	t.continued = continuedCall{sysno: sysno, args: *args, ip: ip, valid: res.Action == platform.Passthrough}
 	if len(t.deferred) > 0 {
 		t.runTaskWork()
 	}
@@ -217,6 +233,7 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		return platform.Result{}
 	}
 	defer t.mu.Unlock()
+	t.continued.valid = false
 	t.sysno = sysno
 	t.exit = nil
 	t.sp, t.stackUsed, t.nredirect = sp, 0, 0
@@ -304,6 +321,7 @@ func (k *Kernel) completeInstall(tid int32, id uint64) platform.Result {
 	in := t.installs[n-1]
 	t.installs[n-1] = pendingInstall{}
 	t.installs = t.installs[:n-1]
+	t.continued.valid = false
 	t.notifID = id
 	t.notify = true
 	res := t.installNow(in.file, in.cloexec, in.undo)
@@ -326,6 +344,17 @@ func (k *Kernel) Interrupted(tid int32, sysno uintptr, args *platform.SyscallArg
 		// interruption is the guest's to see.
 		return false
 	}
+	switch sysno {
+	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CREAT:
+		// The one family the sentry passes through that blocks on the
+		// host interruptibly: an open of a host FIFO or device.
+	default:
+		// The others cannot come back from the host with ERESTARTSYS
+		// (close turns it into EINTR itself; the stat family, access,
+		// readlink, getdents64 and fstatfs do not sleep
+		// interruptibly on local file systems).
+		return true
+	}
 	t := k.Task(tid)
 	if t == nil {
 		return false
@@ -334,8 +363,8 @@ func (k *Kernel) Interrupted(tid int32, sysno uintptr, args *platform.SyscallArg
 	defer t.mu.Unlock()
 	c := t.continued
 	// The sentry let the host run this very call (same number, arguments
-	// and place): the host was interrupted, as it would be natively. A
-	// later call that only looks the same is a blocking host call too.
+	// and place, and no other call of the task since): the host was
+	// interrupted, as it would be natively.
 	return !(c.valid && c.sysno == sysno && c.args == *args && c.ip == ip)
 }
 
@@ -419,7 +448,8 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 	} else {
 		parent.mu.Lock()
 		flags := parent.cloneFlags
-		parent.cloneFlags = 0
+		before := parent.cloneFDs
+		parent.cloneFlags, parent.cloneFDs = 0, nil
 		// Credentials are copied (copy_creds); they are immutable once
 		// made, so sharing the pointer until a set*id replaces it is a
 		// copy.
@@ -430,6 +460,11 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		case platform.NewTaskVfork:
 			flags &^= unix.CLONE_THREAD
 		}
+		if flags&unix.CLONE_NEWUSER != 0 {
+			// The child is in a new user namespace: every capability
+			// there, none in the sentry's.
+			child.RefreshCreds()
+		}
 		if flags&unix.CLONE_THREAD != 0 {
 			child.TG = parent.TG
 		} else {
@@ -439,7 +474,14 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 			parent.fdt.IncUsers()
 			child.setFDTable(parent.fdt)
 		} else {
-			child.setFDTable(parent.fdt.Fork())
+			// The kernel copied the host table at some moment since
+			// the clone's entry: the child has what it holds.
+			child.setFDTable(parent.fdt.ForkVerified(before, func(fd int32, f *vfs.FileDescription) bool {
+				return sameFile(childTID, fd, f)
+			}))
+		}
+		if before != nil {
+			before.Release()
 		}
 		if flags&unix.CLONE_FS != 0 {
 			parent.fs.mu.Lock()
@@ -457,6 +499,23 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 	k.ntasks.Store(int32(len(k.tasks)))
 	k.mu.Unlock()
 }
+
+// sameFile reports whether thread tid's descriptor fd is f's placeholder:
+// the very open file the sentry holds as f.HostFD (kcmp KCMP_FILE). If
+// that cannot be told (no host descriptor, kcmp refused), it is assumed.
+func sameFile(tid, fd int32, f *vfs.FileDescription) bool {
+	if f.HostFD < 0 {
+		return true
+	}
+	r, _, e := unix.RawSyscall6(unix.SYS_KCMP, uintptr(unix.Getpid()), uintptr(tid), kcmpFile, uintptr(f.HostFD), uintptr(fd), 0)
+	if e != 0 {
+		return e != unix.EBADF
+	}
+	return r == 0
+}
+
+// kcmpFile is KCMP_FILE (linux/kcmp.h).
+const kcmpFile = 0
 
 // Exec implements platform.Supervisor.Exec: the other threads are gone, the
 // table is unshared and its close-on-exec entries closed (Linux's
@@ -496,10 +555,13 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 	for _, f := range t.fdt.RemoveIf(func(_ int32, cloexec bool) bool { return cloexec }) {
 		f.DecRef()
 	}
+	// Exec recomputes the capabilities (and a set-id binary the ids).
+	t.RefreshCreds()
 }
 
 // Exit implements platform.Supervisor.Exit.
 func (k *Kernel) Exit(tid int32) {
+	k.blocked.cancel(tid, false)
 	k.mu.Lock()
 	t := k.tasks[tid]
 	if t != nil {
@@ -528,6 +590,10 @@ func (k *Kernel) unlinkTaskLocked(t *Task) {
 func (t *Task) release() {
 	t.mu.Lock()
 	t.dropInstalls(0)
+	if t.cloneFDs != nil {
+		t.cloneFDs.Release()
+		t.cloneFDs = nil
+	}
 	t.runTaskWork()
 	t.fdt.DecUsers()
 	t.mu.Unlock()
@@ -535,6 +601,7 @@ func (t *Task) release() {
 
 // Shutdown releases every task's files once the guest is gone.
 func (k *Kernel) Shutdown() {
+	k.blocked.cancel(0, true)
 	k.specials.release()
 	k.mu.Lock()
 	var gone []*Task

@@ -1,9 +1,7 @@
 package sentry
 
 import (
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -103,7 +101,8 @@ type Task struct {
 	// exit completes a rewritten call at its syscall-exit stop.
 	exit ExitFn
 	// creds are the task's file system credentials (Linux's cred:
-	// fsuid, fsgid, groups), copied at clone, refreshed after set*id.
+	// fsuid, fsgid, groups, effective capabilities), copied at clone,
+	// refreshed after set*id, capset and exec.
 	creds *vfs.Credentials
 	// sysno is the call being served, for --strace and counters.
 	sysno uintptr
@@ -128,8 +127,10 @@ type Task struct {
 	// nul is the empty string WriteStackString copies out.
 	nul [1]byte
 	// cloneFlags are the flags of the clone this task is in, recorded at
-	// the call's entry for the clone event that follows.
+	// the call's entry for the clone event that follows; cloneFDs is the
+	// descriptor table then.
 	cloneFlags uint64
+	cloneFDs   FDSnapshot
 	// deferred are descriptions whose release was queued as task work by
 	// close in deferred mode (Linux's fput -> task_work_add); they are
 	// released when the task returns to the guest.
@@ -198,7 +199,7 @@ func (t *Task) InstallFile(f *vfs.FileDescription, cloexec bool, undo func()) Re
 	if t.notify {
 		return t.installNow(f, cloexec, undo)
 	}
-	if t.k.inj == nil {
+	if t.k.injector() == nil {
 		if undo != nil {
 			undo()
 		}
@@ -213,7 +214,7 @@ func (t *Task) InstallFile(f *vfs.FileDescription, cloexec bool, undo func()) Re
 // installNow is InstallFile on a notified call.
 func (t *Task) installNow(f *vfs.FileDescription, cloexec bool, undo func()) Result {
 	fd, old, err := t.fdt.InstallWith(func() (int32, error) {
-		return t.k.inj.InstallFD(t.notifID, f.HostFD, cloexec)
+		return t.k.injector().InstallFD(t.notifID, f.HostFD, cloexec)
 	}, f, cloexec)
 	if old != nil {
 		old.DecRef()
@@ -277,8 +278,19 @@ func (t *Task) runTaskWork() {
 	t.deferred = t.deferred[:0]
 }
 
-// SetCloneFlags records the flags of the clone the task is entering.
-func (t *Task) SetCloneFlags(f uint64) { t.cloneFlags = f }
+// SetCloneFlags records the flags of the clone the task is entering and,
+// when the child may get a copy of the descriptor table, the table as it
+// is now (Kernel.NewTask).
+func (t *Task) SetCloneFlags(f uint64) {
+	t.cloneFlags = f
+	if t.cloneFDs != nil {
+		t.cloneFDs.Release()
+		t.cloneFDs = nil
+	}
+	if f&unix.CLONE_FILES == 0 || f&unix.CLONE_VFORK != 0 {
+		t.cloneFDs = t.fdt.Snapshot()
+	}
+}
 
 // ReadPath copies a path argument from the guest (getname): EFAULT,
 // ENAMETOOLONG past PATH_MAX. The bytes are valid until the next call.
@@ -302,42 +314,16 @@ func (t *Task) ReadPath(addr uintptr) ([]byte, error) {
 // Creds are the credentials the task acts with on the sentry's files.
 func (t *Task) Creds() *vfs.Credentials { return t.creds }
 
-// RefreshCreds re-reads the task's fsuid, fsgid and supplementary groups
-// from the kernel (/proc/TID/status) after a set*id call changed them:
-// the kernel applied its own rules, the sentry takes the outcome.
+// RefreshCreds re-reads the task's credentials from the kernel
+// (/proc/TID/status and its user namespace) after a call that may have
+// changed them (set*id, capset, exec): the kernel applied its own rules,
+// including that a setfsuid away from 0 drops the file system
+// capabilities (cap_task_fix_setuid), and the sentry takes the outcome.
+// If they cannot be read (the thread is gone), the old ones stay.
 func (t *Task) RefreshCreds() {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(t.TID)) + "/status")
-	if err != nil {
-		return
+	if c, err := readCreds("/proc/" + strconv.Itoa(int(t.TID))); err == nil {
+		t.creds = c
 	}
-	c := &vfs.Credentials{UID: t.creds.UID, GID: t.creds.GID}
-	for _, line := range strings.Split(string(data), "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(val)
-		switch key {
-		case "Uid", "Gid":
-			// real, effective, saved, filesystem
-			if len(f) == 4 {
-				if n, err := strconv.ParseUint(f[3], 10, 32); err == nil {
-					if key == "Uid" {
-						c.UID = uint32(n)
-					} else {
-						c.GID = uint32(n)
-					}
-				}
-			}
-		case "Groups":
-			for _, g := range f {
-				if n, err := strconv.ParseUint(g, 10, 32); err == nil {
-					c.Groups = append(c.Groups, uint32(n))
-				}
-			}
-		}
-	}
-	t.creds = c
 }
 
 // CopyOut writes src to the guest at addr: EFAULT unless all of it fits.
@@ -461,18 +447,65 @@ func (t *Task) RedirectHost(p string) {
 // that number (everything else must be done first). The sentry's fd stays
 // the caller's to close.
 func (t *Task) InstallFD(fd int, cloexec bool) (int32, error) {
-	if t.k.inj == nil || !t.notify {
+	if t.k.injector() == nil || !t.notify {
 		return -1, unix.ENOSYS
 	}
-	return t.k.inj.InstallFD(t.notifID, fd, cloexec)
+	return t.k.injector().InstallFD(t.notifID, fd, cloexec)
+}
+
+// OpenBlocking answers a notified call with the host descriptor open
+// returns, where open may block until another guest process acts (a
+// FIFO's other end): it runs on a goroutine of its own, without the
+// task's lock and off the platform's serving threads, so that a guest
+// waiting in a FIFO's open holds up nothing else, however many do. The
+// call is answered when open returns; if the task or the sandbox goes
+// first, cancel must make open return (it opens the FIFO's other end).
+// Only for notified calls.
+func (t *Task) OpenBlocking(open func() (int, error), cancel func(), cloexec bool) Result {
+	if !t.notify || t.k.injector() == nil {
+		return Err(unix.ENOSYS)
+	}
+	op := &blockedOp{cancel: cancel}
+	// The number it was added under: the goroutine must not read t.TID,
+	// which an exec changes under t.mu (a data race on main).
+	tid := t.TID
+	t.k.blocked.add(tid, op)
+	id, inj := t.notifID, t.k.injector()
+	go func() {
+		fd, err := open()
+		op.done.Store(true)
+		t.k.blocked.remove(tid, op)
+		switch {
+		case err != nil:
+			inj.Respond(id, -int64(errnoOf(err)))
+		case op.cancelled.Load():
+			// The guest is gone; the descriptor was only the way out.
+			unix.Close(fd)
+		default:
+			if _, ierr := inj.InstallFD(id, fd, cloexec); ierr != nil {
+				// Gone meanwhile.
+				inj.Respond(id, -int64(errnoOf(ierr)))
+			}
+			unix.Close(fd)
+		}
+	}()
+	return Result{Result: platform.Result{Action: platform.Responded}, Served: true}
+}
+
+// errnoOf is err as an errno (EIO for anything else).
+func errnoOf(err error) unix.Errno {
+	if e, ok := err.(unix.Errno); ok {
+		return e
+	}
+	return unix.EIO
 }
 
 // Blocking tells a concurrent platform that the handler is about to wait
 // for something the guest may do, so that other calls are served
 // meanwhile.
 func (t *Task) Blocking() {
-	if t.notify && t.k.inj != nil {
-		t.k.inj.Blocking()
+	if t.notify && t.k.injector() != nil {
+		t.k.injector().Blocking()
 	}
 }
 
@@ -481,10 +514,10 @@ func (t *Task) Blocking() {
 // the sentry read of memory that may no longer be its own. Always true on
 // a stopping platform (the thread cannot leave its stop).
 func (t *Task) CallValid() bool {
-	if !t.notify || t.k.inj == nil {
+	if !t.notify || t.k.injector() == nil {
 		return true
 	}
-	return t.k.inj.Valid(t.notifID)
+	return t.k.injector().Valid(t.notifID)
 }
 
 // RedirectPath makes a passed-through call use the string at newAddr

@@ -39,7 +39,7 @@ var (
 	walkFix  *walkFixture
 )
 
-var fuzzRoot = &vfs.Credentials{}
+var fuzzRoot = vfs.RootCredentials()
 var fuzzUser = &vfs.Credentials{UID: 1000, GID: 1000}
 
 func must(d vfs.Dentry, err error) vfs.Dentry {
@@ -951,7 +951,7 @@ func fuzzHandlers(t *testing.T, data []byte) {
 	if len(data) > 0 {
 		cfg, data = data[0], data[1:]
 	}
-	opts := sentry.Options{FstatatShortcut: cfg&1 != 0}
+	opts := sentry.Options{FstatatShortcut: cfg&1 != 0, Creds: *fuzzRoot}
 	if cfg&4 != 0 {
 		opts.ClosePath = sentry.CloseDeferred
 	}
@@ -1186,7 +1186,7 @@ func (z *fuzzRun) finish() {
 	}
 
 	// Remove everything as root (chmod may have locked the user out).
-	h.k.Task(h.tid).SetCreds(vfs.Credentials{})
+	h.k.Task(h.tid).SetCreds(*fuzzRoot)
 	root := z.openDir(unix.AT_FDCWD, z.m.pathAddr(pi(fm)))
 	z.removeAll(root, h.fs.Root(), 0)
 	z.call(unix.SYS_CLOSE, uintptr(root))

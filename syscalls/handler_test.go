@@ -51,8 +51,9 @@ func (j *testInjector) InstallFD(_ uint64, fd int, cloexec bool) (int32, error) 
 	}
 	return j.next, nil
 }
-func (j *testInjector) Blocking()         {}
-func (j *testInjector) Valid(uint64) bool { return true }
+func (j *testInjector) Blocking()             {}
+func (j *testInjector) Respond(uint64, int64) {}
+func (j *testInjector) Valid(uint64) bool     { return true }
 
 func newHarness(tb testing.TB, opts sentry.Options) *harness {
 	tb.Helper()
@@ -63,6 +64,10 @@ func newHarness(tb testing.TB, opts sentry.Options) *harness {
 	tb.Cleanup(fs.Release)
 	opts.Mounts = []*vfs.Mount{{Point: mountPoint, Root: fs.Root(), ID: 1, FS: fs}}
 	opts.Cwd = "/"
+	if opts.Creds.UID == 0 && opts.Creds.Caps == 0 {
+		// Root, as the test process is.
+		opts.Creds.Caps = vfs.AllCaps
+	}
 	k := sentry.NewKernel(opts, syscalls.NewTable())
 	inj := &testInjector{real: true}
 	k.SetInjector(inj)

@@ -1,8 +1,6 @@
 package syscalls
 
 import (
-	"unsafe"
-
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
@@ -31,41 +29,25 @@ func installHostFD(t *sentry.Task, fd int, cloexec bool) sentry.Result {
 	return responded(nfd)
 }
 
-// asGuest runs fn on this (locked) serving thread with the task's file
-// system credentials, as the guest's own call would run: fsuid, fsgid and
-// groups are per-thread in Linux, and the raw calls change only this
-// thread (glibc and Go's syscall package would change every thread).
-// With umask, the guest's umask is in force too (the serving threads have
-// fs_structs of their own).
+// asGuest runs fn on this (locked) serving thread as the guest's own call
+// would run: with the task's fsuid, fsgid, groups and effective
+// capabilities (Kernel.ActAs: each set and checked, then the sentry's
+// own restored and checked), and with umask, the guest's umask (the
+// serving threads have fs_structs of their own). An errno instead of
+// fn's result says the identity could not be taken (fn did not run) or
+// given back (fn ran: the caller releases what it made).
 func asGuest(t *sentry.Task, umask bool, fn func() error) error {
-	c := t.Creds()
-	if c.UID != 0 || c.GID != 0 {
-		var saved [64]uint32
-		n, _, _ := unix.RawSyscall(unix.SYS_GETGROUPS, uintptr(len(saved)), uintptr(unsafe.Pointer(&saved[0])), 0)
-		var gp uintptr
-		if len(c.Groups) > 0 {
-			gp = uintptr(unsafe.Pointer(&c.Groups[0]))
-		}
-		unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(c.Groups)), gp, 0)
-		oldGID, _, _ := unix.RawSyscall(unix.SYS_SETFSGID, uintptr(c.GID), 0, 0)
-		oldUID, _, _ := unix.RawSyscall(unix.SYS_SETFSUID, uintptr(c.UID), 0, 0)
-		defer func() {
-			unix.RawSyscall(unix.SYS_SETFSUID, oldUID, 0, 0)
-			unix.RawSyscall(unix.SYS_SETFSGID, oldGID, 0, 0)
-			unix.RawSyscall(unix.SYS_SETGROUPS, n, uintptr(unsafe.Pointer(&saved[0])), 0)
-		}()
-	}
 	if umask {
 		old, _, _ := unix.RawSyscall(unix.SYS_UMASK, uintptr(t.FSContext().Umask()), 0, 0)
 		defer unix.RawSyscall(unix.SYS_UMASK, old, 0, 0)
 	}
-	return fn()
+	return t.Kernel().ActAs(t.Creds(), fn)
 }
 
 // openHost is an open whose path the sentry resolved back to the host:
 // the sentry opens the host file for the guest and installs it.
 func openHost(t *sentry.Task, host string, flags, mode uint32, resolve uint64) sentry.Result {
-	var fd int
+	fd := -1
 	// A host FIFO or device may block the open.
 	t.Blocking()
 	err := asGuest(t, true, func() error {
@@ -79,6 +61,9 @@ func openHost(t *sentry.Task, host string, flags, mode uint32, resolve uint64) s
 		return err
 	})
 	if err != nil {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 		return sentry.ErrOf(errnoOf(err))
 	}
 	return installHostFD(t, fd, flags&unix.O_CLOEXEC != 0)

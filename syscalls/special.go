@@ -99,13 +99,31 @@ func openHostSpecial(t *sentry.Task, host sentry.HostSpecial, ino vfs.Inode, fla
 	host.SetAttr(want.Mode, want.Uid, want.Gid)
 	flags &^= unix.O_CREAT | unix.O_EXCL | unix.O_TRUNC
 	if t.Notified() {
-		// The open may block until the other end opens: this serving
-		// thread waits, others serve the rest of the guest.
-		t.Blocking()
 		// O_NOCTTY: a terminal opened here must not become the
 		// sentry's controlling terminal; the guest's own open (ptrace)
 		// acquires it as Linux would.
-		fd, err := host.Open(int(flags) | unix.O_NOCTTY)
+		oflags := int(flags) | unix.O_NOCTTY
+		open := func() (int, error) { return host.Open(oflags) }
+		if ino.Mode()&unix.S_IFMT == unix.S_IFIFO && flags&(unix.O_NONBLOCK|unix.O_ACCMODE) != unix.O_RDWR {
+			// It may wait for the other end: off the serving threads
+			// and without the task's lock (a reader nobody writes to
+			// must not hold up the sandbox, nor outlive its guest:
+			// the other end, opened without blocking, releases it).
+			other := unix.O_WRONLY
+			if flags&unix.O_ACCMODE != unix.O_RDONLY {
+				other = unix.O_RDONLY
+			}
+			cancel := func() {
+				if fd, err := host.Open(other | unix.O_NONBLOCK); err == nil {
+					unix.Close(fd)
+				}
+			}
+			return t.OpenBlocking(open, cancel, flags&unix.O_CLOEXEC != 0)
+		}
+		// A device's open may block too (a terminal's carrier): that
+		// serving thread waits, others serve the rest of the guest.
+		t.Blocking()
+		fd, err := open()
 		if err != nil {
 			return sentry.ErrOf(errnoOf(err))
 		}

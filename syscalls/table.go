@@ -155,6 +155,7 @@ func NewTable() *sentry.SyscallTable {
 	} {
 		add(c.nr, c.name, Setid, num, num, num)
 	}
+	add(unix.SYS_CAPSET, "capset", Setid, ptr, ptr)
 	// The file system context: fs.go.
 	add(unix.SYS_CHDIR, "chdir", Chdir, path)
 	add(unix.SYS_FCHDIR, "fchdir", Fchdir, fd)

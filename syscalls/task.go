@@ -275,10 +275,10 @@ func Vfork(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	return sentry.Pass()
 }
 
-// Setid serves the set*id calls (setuid, setresgid, setgroups,
+// Setid serves the set*id calls (setuid, setresgid, setgroups, capset,
 // setfsuid, ...): the host applies them with its own rules and the sentry
-// then takes the task's new fsuid, fsgid and groups from the kernel, for
-// its permission checks on the sentry's files.
+// then takes the task's new fsuid, fsgid, groups and capabilities from
+// the kernel, for its permission checks on the sentry's files.
 func Setid(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	return sentry.Observe(t, t.Sysno(), args, setidExit, false)
 }

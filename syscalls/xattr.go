@@ -87,7 +87,9 @@ func xattrAtFD(t *sentry.Task, fd int32) (xattrTarget, sentry.Result, bool) {
 
 // xattrPermission is xattr_permission, then the security namespace's
 // capability check (cap_inode_setxattr, cap_inode_removexattr) for
-// changes. CAP_SYS_ADMIN and CAP_FOWNER are root's.
+// changes: CAP_SYS_ADMIN in the namespace owning the file system for
+// trusted. and security., CAP_FOWNER over the inode for user. on a sticky
+// directory (inode_owner_or_capable).
 func xattrPermission(c *vfs.Credentials, ino vfs.Inode, name string, write bool) error {
 	var st unix.Stat_t
 	ino.Stat(&st)
@@ -98,14 +100,14 @@ func xattrPermission(c *vfs.Credentials, ino vfs.Inode, name string, write bool)
 		// checks the value first (xattrCapsValid).
 		return nil
 	case strings.HasPrefix(name, xattrSecurity):
-		if write && c.UID != 0 {
+		if write && !c.Capable(vfs.CapSysAdmin) {
 			return unix.EPERM
 		}
 		return nil
 	case strings.HasPrefix(name, "system."):
 		return nil
 	case strings.HasPrefix(name, xattrTrusted):
-		if c.UID != 0 {
+		if !c.Capable(vfs.CapSysAdmin) {
 			if write {
 				return unix.EPERM
 			}
@@ -119,7 +121,7 @@ func xattrPermission(c *vfs.Credentials, ino vfs.Inode, name string, write bool)
 			}
 			return unix.ENODATA
 		}
-		if typ == unix.S_IFDIR && st.Mode&unix.S_ISVTX != 0 && write && c.UID != 0 && c.UID != st.Uid {
+		if typ == unix.S_IFDIR && st.Mode&unix.S_ISVTX != 0 && write && !c.OwnerOrCapable(st.Uid, st.Gid) {
 			return unix.EPERM
 		}
 	}
@@ -215,17 +217,17 @@ func setxattr(t *sentry.Task, x xattrTarget, name string, value []byte, flags ui
 		if name == xattrACLDefault && st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return sentry.Ret(0)
 		}
-		if c.UID != 0 && c.UID != st.Uid {
+		if !c.OwnerOrCapable(st.Uid, st.Gid) {
 			return sentry.Err(unix.EPERM)
 		}
 		return sentry.Ret(0)
 	case name == xattrCaps:
-		// cap_convert_nscap: the value's header, then CAP_SETFCAP;
-		// cap_inode_removexattr: CAP_SETFCAP.
+		// cap_convert_nscap: the value's header, then CAP_SETFCAP over
+		// the inode; cap_inode_removexattr: CAP_SETFCAP over it.
 		if value != nil && !xattrCapsValid(value) {
 			return sentry.Err(unix.EINVAL)
 		}
-		if c.UID != 0 {
+		if !c.CapableWrt(vfs.CapSetfcap, st.Uid, st.Gid) {
 			return sentry.Err(unix.EPERM)
 		}
 	}
@@ -243,8 +245,8 @@ func xattrCapsValid(v []byte) bool {
 }
 
 // listxattr is listxattr on a resolved target: the names, each ending in
-// NUL, trusted. ones only for root (simple_xattr_list); no permission is
-// needed. There are never ACLs to list.
+// NUL, trusted. ones only with CAP_SYS_ADMIN (simple_xattr_list); no
+// permission is needed. There are never ACLs to list.
 func listxattr(t *sentry.Task, x xattrTarget, listAddr uintptr, size uint64) sentry.Result {
 	defer x.release()
 	var buf []byte
@@ -254,7 +256,7 @@ func listxattr(t *sentry.Task, x xattrTarget, listAddr uintptr, size uint64) sen
 		names := xi.Listxattr()
 		slices.Reverse(names)
 		for _, n := range names {
-			if strings.HasPrefix(n, xattrTrusted) && t.Creds().UID != 0 {
+			if strings.HasPrefix(n, xattrTrusted) && !t.Creds().Capable(vfs.CapSysAdmin) {
 				continue
 			}
 			buf = append(append(buf, n...), 0)

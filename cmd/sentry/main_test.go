@@ -92,6 +92,20 @@ func buildC(t *testing.T, name string) string {
 	return out
 }
 
+// buildCThreads compiles testdata/name.c with -pthread once per test
+// binary.
+func buildCThreads(t *testing.T, name string) string {
+	t.Helper()
+	out := filepath.Join(testBinDir, name)
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	if b, err := exec.Command("gcc", "-O2", "-Wall", "-pthread", "-o", out, filepath.Join("testdata", name+".c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", name, err, b)
+	}
+	return out
+}
+
 // buildGo builds testdata/name (a Go main package) once.
 func buildGo(t *testing.T, name string) string {
 	t.Helper()

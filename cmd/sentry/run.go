@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,10 +20,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sentry/fs/tmpfs"
+	"sentry/platform"
 	"sentry/platform/launch"
 	"sentry/platform/ptrace"
 	"sentry/sentry"
-	"sentry/sentry/vfs"
 	"sentry/syscalls"
 )
 
@@ -109,6 +110,11 @@ func run(f *runFlags, argv []string) int {
 		return exitUsage
 	}
 	cwd = startCwd(cwd, specs)
+	creds, err := sentry.HostCredentials()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: reading its own credentials: %v\n", err)
+		return exitSandbox
+	}
 	sweepStores()
 	mounts, err := tmpfs.NewMounts(specs, tmpfs.CurrentHost())
 	if err != nil {
@@ -127,7 +133,7 @@ func run(f *runFlags, argv []string) int {
 		Umask:   uint32(umask),
 		Mounts:  mounts,
 		Scratch: scratch,
-		Creds:   vfs.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())},
+		Creds:   creds,
 	}
 	switch f.platform {
 	case "ptrace", "unotify":
@@ -207,6 +213,10 @@ func run(f *runFlags, argv []string) int {
 		}
 	}()
 
+	var waits *platform.Stats
+	if f.stats || f.statsJSON != "" {
+		waits = &platform.Stats{}
+	}
 	begin := time.Now()
 	cfg := ptrace.Config{
 		Spec: launch.Spec{
@@ -222,6 +232,7 @@ func run(f *runFlags, argv []string) int {
 		},
 		CPU:     f.cpu,
 		Started: func(pid int) { started <- pid },
+		Stats:   waits,
 		Namespace: func(ns launch.Namespace) {
 			k.SetGuestNamespace(sentry.GuestNamespace{SpecialDir: ns.SpecialDir, SpecialPath: ns.SpecialPath, Hidden: ns.Hidden})
 		},
@@ -238,7 +249,7 @@ func run(f *runFlags, argv []string) int {
 	}
 	k.Shutdown()
 	status := exitStatus(ws)
-	if err := writeStats(f, k, status, elapsed); err != nil {
+	if err := writeStats(f, k, waits, status, elapsed); err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		return exitSandbox
 	}
@@ -341,6 +352,21 @@ type statsReport struct {
 	Tmpfs      []tmpfsReport     `json:"tmpfs"`
 	ExitStatus int               `json:"exit_status"`
 	ElapsedNS  int64             `json:"elapsed_ns"`
+	// Waits is, per trapped syscall, what the guest waited for the
+	// sentry (strace -c -w from the sentry's side), most first;
+	// WaitShare their total over the elapsed wall time.
+	Waits     []waitReport `json:"waits"`
+	WaitShare float64      `json:"wait_share"`
+}
+
+// waitReport is one syscall's calls and the time the guest waited for the
+// sentry to serve them.
+type waitReport struct {
+	Syscall string  `json:"syscall"`
+	Calls   uint64  `json:"calls"`
+	Errors  uint64  `json:"errors"`
+	TotalNS int64   `json:"total_ns"`
+	MeanNS  float64 `json:"mean_ns"`
 }
 
 // tmpfsReport is one mount's usage at exit.
@@ -353,11 +379,27 @@ type tmpfsReport struct {
 	Check string `json:"check"`
 }
 
-func writeStats(f *runFlags, k *sentry.Kernel, status int, elapsed time.Duration) error {
+func writeStats(f *runFlags, k *sentry.Kernel, waits *platform.Stats, status int, elapsed time.Duration) error {
 	if !f.stats && f.statsJSON == "" {
 		return nil
 	}
 	rep := statsReport{Counters: k.Counters.Snapshot(k.Table()), ExitStatus: status, ElapsedNS: elapsed.Nanoseconds()}
+	var total time.Duration
+	for _, e := range waits.Entries() {
+		name := "install (placeholder)"
+		if e.Sysno < uintptr(len(k.Table())) && k.Table()[e.Sysno].Name != "" {
+			name = k.Table()[e.Sysno].Name
+		} else if e.Sysno != platform.SysInstallFD {
+			name = "syscall_" + strconv.Itoa(int(e.Sysno))
+		}
+		rep.Waits = append(rep.Waits, waitReport{Syscall: name, Calls: e.Calls, Errors: e.Errors,
+			TotalNS: e.Time.Nanoseconds(), MeanNS: float64(e.Time.Nanoseconds()) / float64(e.Calls)})
+		total += e.Time
+	}
+	sort.Slice(rep.Waits, func(i, j int) bool { return rep.Waits[i].TotalNS > rep.Waits[j].TotalNS })
+	if elapsed > 0 {
+		rep.WaitShare = float64(total) / float64(elapsed)
+	}
 	for _, m := range k.VFS.Mounts() {
 		inodes, bytes := m.FS.Usage()
 		check := "ok"
@@ -390,6 +432,17 @@ func writeStats(f *runFlags, k *sentry.Kernel, status int, elapsed time.Duration
 		for _, m := range rep.Tmpfs {
 			fmt.Fprintf(os.Stderr, "tmpfs %-20s %8d inodes %12d bytes\n", m.Mount, m.Inodes, m.Bytes)
 		}
+		// As strace -c -w: where the guest waited for the sentry.
+		fmt.Fprintf(os.Stderr, "\n%6s %11s %11s %9s %9s %s\n", "% time", "seconds", "usecs/call", "calls", "errors", "syscall")
+		for _, w := range rep.Waits {
+			pct := 0.0
+			if total > 0 {
+				pct = 100 * float64(w.TotalNS) / float64(total)
+			}
+			fmt.Fprintf(os.Stderr, "%6.2f %11.6f %11.0f %9d %9d %s\n", pct, float64(w.TotalNS)/1e9, w.MeanNS/1e3, w.Calls, w.Errors, w.Syscall)
+		}
+		fmt.Fprintf(os.Stderr, "%6s %11.6f %11s %9s %9s %s\n", "100.00", total.Seconds(), "", "", "", "total")
+		fmt.Fprintf(os.Stderr, "the guest waited for the sentry %.1f%% of the %.3fs it ran\n", 100*rep.WaitShare, elapsed.Seconds())
 	}
 	return nil
 }

@@ -119,12 +119,14 @@ func TestSIGKILLLeavesNoGuest(t *testing.T) {
 // TestStatsJSON checks the per-syscall counters for ls /.
 func TestStatsJSON(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "stats.json")
-	r := sandboxed(t, []string{"--stats-json", out}, "ls", "/")
+	r := sandboxed(t, []string{"--stats-json", out}, "sh", "-c", "ls / > /dev/null; cat /tmp/missing 2>/dev/null; true")
 	if r.code != 0 {
-		t.Fatalf("ls / exited %d: %s", r.code, r.stderr)
+		t.Fatalf("exited %d: %s", r.code, r.stderr)
 	}
 	var rep struct {
 		Counters map[string]uint64 `json:"counters"`
+		Waits    []waitReport      `json:"waits"`
+		Share    float64           `json:"wait_share"`
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
@@ -140,6 +142,18 @@ func TestStatsJSON(t *testing.T) {
 	}
 	if _, ok := rep.Counters["syscall.getpid.passthrough"]; ok {
 		t.Errorf("getpid is counted: it must not be trapped")
+	}
+	// What the guest waited for the sentry, per syscall (strace -c -w):
+	// the failed open of /tmp/missing is an error of openat's.
+	byName := map[string]waitReport{}
+	for _, w := range rep.Waits {
+		byName[w.Syscall] = w
+	}
+	if o := byName["openat"]; o.Calls == 0 || o.Errors == 0 || o.TotalNS <= 0 || o.MeanNS <= 0 {
+		t.Errorf("openat waits %+v", o)
+	}
+	if rep.Share <= 0 || rep.Share >= 1 {
+		t.Errorf("wait share %v", rep.Share)
 	}
 }
 

@@ -9,16 +9,19 @@ import (
 var _ vfs.AttrSetter = (*inode)(nil)
 
 // SetAttr implements vfs.AttrSetter as notify_change -> setattr_prepare ->
-// shmem_setattr:
-//   - chmod needs the owner or root (EPERM); a non-root caller outside the
-//     file's group loses S_ISGID from the new mode (setattr_prepare's
-//     in_group_or_capable).
-//   - chown of the owner needs root; a change of group needs root, or the
-//     owner naming one of its own groups (chown_ok, chgrp_ok). On a
-//     non-directory, chown drops S_ISUID, and S_ISGID if group-executable
-//     (setattr_should_drop_suidgid).
-//   - explicit times need the owner or root; "now" for both needs that or
-//     write permission (EACCES), as utimes_common.
+// shmem_setattr, with capabilities over the inode (capable_wrt_inode_uidgid)
+// where Linux checks them:
+//   - chmod needs the owner or CAP_FOWNER (inode_owner_or_capable, EPERM);
+//     a caller outside the file's (new) group without CAP_FSETID loses
+//     S_ISGID from the new mode (in_group_or_capable).
+//   - a change of owner needs CAP_CHOWN, or the owner "changing" it to
+//     itself (chown_ok); a change of group needs CAP_CHOWN, or the owner
+//     naming one of its groups or the current one (chgrp_ok). On a
+//     non-directory, chown drops S_ISUID always and S_ISGID if
+//     group-executable or, without CAP_FSETID, if the caller is not in the
+//     file's group (chown_common: ATTR_KILL_SUID, setattr_should_drop_sgid).
+//   - explicit times need the owner or CAP_FOWNER; "now" for both needs
+//     that or write permission (EACCES), as utimes_common.
 //
 // Every accepted change sets ctime to now.
 func (i *inode) SetAttr(c *vfs.Credentials, a *vfs.Attr) error {
@@ -26,7 +29,7 @@ func (i *inode) SetAttr(c *vfs.Credentials, a *vfs.Attr) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.reconcileModeLocked()
-	owner := c.UID == 0 || c.UID == i.uid
+	owner := c.OwnerOrCapable(i.uid, i.gid)
 	if a.Mask&(vfs.AttrAtime|vfs.AttrMtime) != 0 {
 		explicit := (a.Mask&vfs.AttrAtime != 0 && !a.AtimeNow) || (a.Mask&vfs.AttrMtime != 0 && !a.MtimeNow)
 		if explicit && !owner {
@@ -38,16 +41,15 @@ func (i *inode) SetAttr(c *vfs.Credentials, a *vfs.Attr) error {
 			}
 		}
 	}
+	chown := c.CapableWrt(vfs.CapChown, i.uid, i.gid)
+	if a.Mask&vfs.AttrUID != 0 && !chown && (c.UID != i.uid || a.UID != i.uid) {
+		return unix.EPERM
+	}
+	if a.Mask&vfs.AttrGID != 0 && !chown && (c.UID != i.uid || a.GID != i.gid && !c.InGroup(a.GID)) {
+		return unix.EPERM
+	}
 	if a.Mask&vfs.AttrMode != 0 && !owner {
 		return unix.EPERM
-	}
-	if a.Mask&vfs.AttrUID != 0 && a.UID != i.uid && c.UID != 0 {
-		return unix.EPERM
-	}
-	if a.Mask&vfs.AttrGID != 0 && a.GID != i.gid && c.UID != 0 {
-		if c.UID != i.uid || (a.Mask&vfs.AttrUID != 0 && a.UID != i.uid) || !c.InGroup(a.GID) {
-			return unix.EPERM
-		}
 	}
 	if a.Mask&vfs.AttrMode != 0 {
 		mode := a.Mode & 07777
@@ -55,12 +57,13 @@ func (i *inode) SetAttr(c *vfs.Credentials, a *vfs.Attr) error {
 		if a.Mask&vfs.AttrGID != 0 {
 			gid = a.GID
 		}
-		if c.UID != 0 && !c.InGroup(gid) {
+		if !c.InGroupOrCapable(gid, i.uid, i.gid) {
 			mode &^= unix.S_ISGID
 		}
 		i.mode = i.ftype | mode
 	}
 	if a.Mask&(vfs.AttrUID|vfs.AttrGID) != 0 {
+		oldUID, oldGID := i.uid, i.gid
 		if a.Mask&vfs.AttrUID != 0 {
 			i.uid = a.UID
 		}
@@ -68,8 +71,9 @@ func (i *inode) SetAttr(c *vfs.Credentials, a *vfs.Attr) error {
 			i.gid = a.GID
 		}
 		if i.ftype != unix.S_IFDIR {
+			// The group that decides is the file's before the change.
 			i.mode &^= unix.S_ISUID
-			if i.mode&unix.S_IXGRP != 0 {
+			if i.mode&unix.S_IXGRP != 0 || !c.InGroupOrCapable(oldGID, oldUID, oldGID) {
 				i.mode &^= unix.S_ISGID
 			}
 		}

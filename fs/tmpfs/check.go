@@ -49,7 +49,7 @@ func (fs *Filesystem) Check() error {
 		}
 	}
 
-	var inodes, slots, pages int64
+	var inodes, slots, pages, xspace int64
 	seen := make(map[uint64]bool)
 	for i := fs.live; i != nil; i = i.nextLive {
 		if i.nextLive != nil && i.nextLive.prevLive != i {
@@ -82,6 +82,11 @@ func (fs *Filesystem) Check() error {
 		}
 		inodes++
 		slots++
+		i.mu.Lock()
+		for name, v := range i.xattrs {
+			xspace += xattrSpace(name, v)
+		}
+		i.mu.Unlock()
 		if !i.isDir() && nlink > 1 {
 			slots += int64(nlink) - 1
 		}
@@ -106,6 +111,12 @@ func (fs *Filesystem) Check() error {
 	}
 	if slots != fs.islots {
 		return fmt.Errorf("inode slots %d, but live inodes and extra links make %d", fs.islots, slots)
+	}
+	if xspace != fs.xattrSpace {
+		return fmt.Errorf("xattr space %d, but live inodes' attributes take %d", fs.xattrSpace, xspace)
+	}
+	if fs.opts.MaxInodes > 0 && fs.ispaceUsedLocked() > fs.opts.MaxInodes*bogoInodeSize {
+		return fmt.Errorf("inode space %d exceeds nr_inodes %d", fs.ispaceUsedLocked(), fs.opts.MaxInodes)
 	}
 	if used := fs.usedPages.Load(); used != pages {
 		return fmt.Errorf("used pages %d, but live inodes hold %d", used, pages)

@@ -127,6 +127,9 @@ func TestConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			c := &vfs.Credentials{UID: uint32(g % 2 * 1000), GID: 1000}
+			if c.UID == 0 {
+				c.Caps = vfs.AllCaps
+			}
 			dir := fmt.Sprintf("g%d", g)
 			d, err := root.Mkdir(dir, 0777, c)
 			if err != nil {

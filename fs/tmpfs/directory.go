@@ -32,7 +32,8 @@ func (d *dentry) mayCreateLocked(name string, c *vfs.Credentials) error {
 
 // mayDeleteLocked is may_delete for victim, a child of d: EACCES without
 // write and search permission on d, EPERM when d's sticky bit protects the
-// victim (check_sticky: only the victim's owner, d's owner or CAP_FOWNER),
+// victim (check_sticky: only the victim's owner, d's owner or CAP_FOWNER
+// over the victim),
 // then ENOTDIR or EISDIR when the victim's type is not the expected one.
 // fs.mu must be held.
 func (d *dentry) mayDeleteLocked(victim *dentry, isDir bool, c *vfs.Credentials) error {
@@ -40,8 +41,8 @@ func (d *dentry) mayDeleteLocked(victim *dentry, isDir bool, c *vfs.Credentials)
 	if err := checkPermission(c, vfs.MayWrite|vfs.MayExec, mode, uid, gid); err != nil {
 		return err
 	}
-	if mode&unix.S_ISVTX != 0 && c.UID != 0 && c.UID != uid {
-		if _, vuid, _ := victim.inode.attrs(); vuid != c.UID {
+	if mode&unix.S_ISVTX != 0 && c.UID != uid {
+		if _, vuid, vgid := victim.inode.attrs(); vuid != c.UID && !c.CapableWrt(vfs.CapFowner, vuid, vgid) {
 			return unix.EPERM
 		}
 	}
@@ -65,9 +66,9 @@ func (d *dentry) mayDeleteLocked(victim *dentry, isDir bool, c *vfs.Credentials)
 // already masked mode (mkdir keeps only 01777) and mode_strip_sgid has
 // dropped S_ISGID from a group-executable non-directory created in a
 // set-group-ID directory whose group the creator is not in (without
-// CAP_FSETID).
+// CAP_FSETID over the directory: in_group_or_capable).
 func (d *dentry) newOwner(ftype, mode uint32, c *vfs.Credentials) (fullMode, uid, gid uint32) {
-	dmode, _, dgid := d.inode.attrs()
+	dmode, duid, dgid := d.inode.attrs()
 	sgidDir := dmode&unix.S_ISGID != 0
 	switch ftype {
 	case unix.S_IFDIR:
@@ -77,7 +78,7 @@ func (d *dentry) newOwner(ftype, mode uint32, c *vfs.Credentials) (fullMode, uid
 	default:
 		mode &= 07777
 		if sgidDir && mode&(unix.S_ISGID|unix.S_IXGRP) == unix.S_ISGID|unix.S_IXGRP &&
-			!c.InGroup(dgid) && c.UID != 0 {
+			!c.InGroupOrCapable(dgid, duid, dgid) {
 			mode &^= unix.S_ISGID
 		}
 	}

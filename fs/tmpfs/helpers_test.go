@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	rootCreds = &vfs.Credentials{UID: 0, GID: 0}
+	rootCreds = vfs.RootCredentials()
 	userCreds = &vfs.Credentials{UID: 1000, GID: 1000}
 	// otherCreds is another user, also in group 1000.
 	otherCreds = &vfs.Credentials{UID: 1001, GID: 1001, Groups: []uint32{1000}}

@@ -228,9 +228,11 @@ func (i *inode) CheckPermission(c *vfs.Credentials, mask uint32) error {
 
 // checkPermission is generic_permission for an inode with mode, uid and gid
 // (no ACLs): acl_permission_check picks exactly one class (owner, else
-// group, else other), then root's CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH
-// override it, except that executing a non-directory needs an x bit
-// somewhere.
+// group, else other); failing that, capabilities over the inode
+// (capable_wrt_inode_uidgid) override it: on a directory,
+// CAP_DAC_READ_SEARCH for reading and searching and CAP_DAC_OVERRIDE for
+// everything; on another file, CAP_DAC_READ_SEARCH for reading alone and
+// CAP_DAC_OVERRIDE for anything but executing a file with no x bit at all.
 func checkPermission(c *vfs.Credentials, mask, mode, uid, gid uint32) error {
 	mask &= vfs.MayRead | vfs.MayWrite | vfs.MayExec
 	perm := mode
@@ -243,13 +245,20 @@ func checkPermission(c *vfs.Credentials, mask, mode, uid, gid uint32) error {
 	if mask&^perm&7 == 0 {
 		return nil
 	}
-	if c.UID == 0 {
-		if mode&unix.S_IFMT == unix.S_IFDIR {
+	if mode&unix.S_IFMT == unix.S_IFDIR {
+		if mask&vfs.MayWrite == 0 && c.CapableWrt(vfs.CapDacReadSearch, uid, gid) {
 			return nil
 		}
-		if mask&vfs.MayExec == 0 || mode&0111 != 0 {
+		if c.CapableWrt(vfs.CapDacOverride, uid, gid) {
 			return nil
 		}
+		return unix.EACCES
+	}
+	if mask == vfs.MayRead && c.CapableWrt(vfs.CapDacReadSearch, uid, gid) {
+		return nil
+	}
+	if (mask&vfs.MayExec == 0 || mode&0111 != 0) && c.CapableWrt(vfs.CapDacOverride, uid, gid) {
+		return nil
 	}
 	return unix.EACCES
 }

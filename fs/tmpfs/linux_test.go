@@ -72,10 +72,17 @@ func (r *realSide) path(p string) string {
 	return r.base + "/" + p
 }
 
-// as runs f with c as the thread's fsuid, fsgid and groups; the calling
+// as runs f with c as the thread's fsuid, fsgid, groups and effective
+// capabilities (those of c.Caps the test process has); the calling
 // goroutine is locked to its thread by the test.
 func (r *realSide) as(c *vfs.Credentials, f func() error) error {
-	if c == nil || c.UID == 0 && c.GID == 0 && len(c.Groups) == 0 {
+	var saved [2]unix.CapUserData
+	if err := capCall(unix.SYS_CAPGET, &saved); err != nil {
+		panic(err)
+	}
+	eff := uint64(saved[0].Effective) | uint64(saved[1].Effective)<<32
+	perm := uint64(saved[0].Permitted) | uint64(saved[1].Permitted)<<32
+	if c == nil || c.UID == 0 && c.GID == 0 && len(c.Groups) == 0 && uint64(c.Caps)&perm == eff {
 		return f()
 	}
 	gs := make([]int, len(c.Groups))
@@ -87,13 +94,31 @@ func (r *realSide) as(c *vfs.Credentials, f func() error) error {
 	}
 	unix.Setfsgid(int(c.GID))
 	unix.Setfsuid(int(c.UID))
+	want := saved
+	caps := uint64(c.Caps) & perm
+	want[0].Effective, want[1].Effective = uint32(caps), uint32(caps>>32)
+	if err := capCall(unix.SYS_CAPSET, &want); err != nil {
+		panic(err)
+	}
 	err := f()
+	if err := capCall(unix.SYS_CAPSET, &saved); err != nil {
+		panic(err)
+	}
 	unix.Setfsuid(0)
 	unix.Setfsgid(0)
 	if err := unix.Setgroups(r.groups); err != nil {
 		panic(err)
 	}
 	return err
+}
+
+// capCall is capget or capset (version 3) of the calling thread alone.
+func capCall(sysno uintptr, d *[2]unix.CapUserData) error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	if _, _, e := unix.RawSyscall(sysno, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&d[0])), 0); e != 0 {
+		return e
+	}
+	return nil
 }
 
 func (r *realSide) withFile(p string, flags int, f func(fd int) error) error {
@@ -184,6 +209,27 @@ func (r *realSide) run(s step) ([]byte, error) {
 			err := unix.Close(r.fds[s.a])
 			delete(r.fds, s.a)
 			return err
+		case "xattr":
+			// user.<b> = n bytes (removed when n < 0), flags.
+			if s.n < 0 {
+				return unix.Lremovexattr(a, "user."+s.b)
+			}
+			return unix.Lsetxattr(a, "user."+s.b, pattern(s.n, 0), int(s.flags))
+		case "access":
+			return unix.Faccessat2(unix.AT_FDCWD, a, s.mode, unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW)
+		case "setmode":
+			return unix.Fchmodat(unix.AT_FDCWD, a, s.mode, 0)
+		case "setowner":
+			return unix.Lchown(a, int(s.off), s.n)
+		case "touch":
+			return unix.UtimesNanoAt(unix.AT_FDCWD, a, nil, unix.AT_SYMLINK_NOFOLLOW)
+		case "settime":
+			ts := []unix.Timespec{{Sec: s.off}, {Sec: s.off}}
+			return unix.UtimesNanoAt(unix.AT_FDCWD, a, ts, unix.AT_SYMLINK_NOFOLLOW)
+		case "mknod":
+			return unix.Mknod(a, s.mode, int(s.off))
+		case "trunc":
+			return r.withFile(s.a, unix.O_WRONLY, func(fd int) error { return unix.Ftruncate(fd, int64(s.n)) })
 		}
 		panic("unknown op " + s.op)
 	})
@@ -416,6 +462,57 @@ func (o *ourSide) run(s step) ([]byte, error) {
 		o.held[s.a].DecRef()
 		delete(o.held, s.a)
 		return nil, nil
+	case "xattr":
+		d, err := o.walkAs(s.a, c)
+		if err != nil {
+			return nil, err
+		}
+		var v []byte
+		if s.n >= 0 {
+			v = pattern(s.n, 0)
+		}
+		return nil, d.Inode().(vfs.XattrInode).Setxattr("user."+s.b, v, s.flags)
+	case "access":
+		d, err := o.walkAs(s.a, c)
+		if err != nil {
+			return nil, err
+		}
+		return nil, d.Inode().CheckPermission(c, s.mode)
+	case "setmode", "setowner", "touch", "settime":
+		d, err := o.walkAs(s.a, c)
+		if err != nil {
+			return nil, err
+		}
+		a := &vfs.Attr{}
+		switch s.op {
+		case "setmode":
+			a.Mask, a.Mode = vfs.AttrMode, s.mode
+		case "setowner":
+			if s.off != -1 {
+				a.Mask, a.UID = a.Mask|vfs.AttrUID, uint32(s.off)
+			}
+			if s.n != -1 {
+				a.Mask, a.GID = a.Mask|vfs.AttrGID, uint32(s.n)
+			}
+		case "touch":
+			a.Mask, a.AtimeNow, a.MtimeNow = vfs.AttrAtime|vfs.AttrMtime, true, true
+		case "settime":
+			a.Mask, a.Atime, a.Mtime = vfs.AttrAtime|vfs.AttrMtime, s.off*1e9, s.off*1e9
+		}
+		return nil, d.Inode().(vfs.AttrSetter).SetAttr(c, a)
+	case "mknod":
+		d, name, err := o.parentAs(s.a, c)
+		if err != nil {
+			return nil, err
+		}
+		_, err = d.(vfs.Mknoder).Mknod(name, s.mode, uint64(s.off), c)
+		return nil, err
+	case "trunc":
+		i, err := o.openAs(s.a, c, vfs.MayWrite)
+		if err != nil {
+			return nil, err
+		}
+		return nil, i.Truncate(int64(s.n), c)
 	}
 	panic("unknown op " + s.op)
 }
@@ -1006,4 +1103,43 @@ func TestLinuxRelatime(t *testing.T) {
 			t.Errorf("%s: atime updated: linux %v, tmpfs %v", tc.name, rchanged, ochanged)
 		}
 	}
+}
+
+// TestLinuxDifferentialXattrSpace: extended attributes take the mount's
+// inode space as Linux 6.6+ counts it (nr_inodes * BOGO_INODE_SIZE shared
+// with the inodes and links): the same steps on a kernel tmpfs with
+// nr_inodes=8 give the same errors and statfs, so that xattrs cannot hold
+// memory past the limits (a size=1m mount stored 1.3 GB of them).
+func TestLinuxDifferentialXattrSpace(t *testing.T) {
+	requireShm(t)
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=32k,nr_inodes=8,mode=1777"); err != nil {
+		t.Skipf("cannot mount a private tmpfs (%v)", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	fs := newTestFS(t, Options{SizeLimit: 32 << 10, MaxInodes: 8, RootMode: 01777})
+	df := newDiffer(t, dir, fs, []string{"a", "b", "d"})
+	df.statfs = true
+	steps := []step{
+		{op: "create", a: "a", mode: 0644},
+		{op: "mkdir", a: "d", mode: 0755},
+		{op: "xattr", a: "a", b: "big", n: 2000},
+		{op: "xattr", a: "a", b: "big", n: 3000},
+		{op: "xattr", a: "a", b: "big", n: 2000, flags: unix.XATTR_REPLACE},
+		{op: "xattr", a: "d", b: "x", n: 1500},
+	}
+	for i := 0; i < 8; i++ {
+		steps = append(steps, step{op: "xattr", a: "a", b: fmt.Sprint("k", i), n: 100})
+	}
+	steps = append(steps,
+		step{op: "create", a: "b", mode: 0644},
+		step{op: "xattr", a: "a", b: "big", n: -1},
+		step{op: "create", a: "b", mode: 0644},
+		step{op: "xattr", a: "b", b: "small", n: 0},
+		step{op: "unlink", a: "b"},
+		step{op: "xattr", a: "d", b: "x", n: 3500},
+		step{op: "rmdir", a: "d"},
+		step{op: "xattr", a: "a", b: "big", n: 4000},
+	)
+	df.run(steps)
 }

@@ -48,6 +48,9 @@ type Host struct {
 	UsedDevs map[uint64]bool
 	// RootUID and RootGID own every mount's root directory.
 	RootUID, RootGID uint32
+	// Ledger shares RAM among the default-sized mounts of the sandboxes
+	// running at once (ledger.go).
+	Ledger Ledger
 }
 
 // CurrentHost reads Host's RAM and devices from the running host, for mounts
@@ -58,6 +61,7 @@ func CurrentHost() Host {
 		UsedDevs: HostDevices(),
 		RootUID:  uint32(os.Getuid()),
 		RootGID:  uint32(os.Getgid()),
+		Ledger:   Ledger{Dir: DefaultLedgerDir},
 	}
 }
 
@@ -81,8 +85,14 @@ func NewMounts(specs []MountSpec, h Host) ([]*vfs.Mount, error) {
 		// Each limit not given takes Linux's default, whether or not
 		// the other was given (shmem_fill_super: SHMEM_SEEN_BLOCKS and
 		// SHMEM_SEEN_INODES are separate).
+		release := func() {}
 		if !o.BlocksSet {
-			o.Blocks = h.RAMPages / 2
+			pages, rel, err := h.Ledger.reserve(h.RAMPages)
+			if err != nil {
+				// No ledger to share with: Linux's own default.
+				pages, rel = h.RAMPages/2, func() {}
+			}
+			o.Blocks, release = pages, rel
 		}
 		if !o.InodesSet {
 			o.Inodes = h.RAMPages / 2
@@ -94,8 +104,10 @@ func NewMounts(specs []MountSpec, h Host) ([]*vfs.Mount, error) {
 			RootMode:  o.Mode,
 			RootUID:   h.RootUID,
 			RootGID:   h.RootGID,
+			OnRelease: release,
 		})
 		if err != nil {
+			release()
 			for _, m := range out {
 				m.FS.Release()
 			}

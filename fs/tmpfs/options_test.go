@@ -3,6 +3,7 @@ package tmpfs
 import (
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -444,5 +445,56 @@ func TestHostProbes(t *testing.T) {
 	}
 	if got := TotalRAMPages(); got != kb/4 {
 		t.Errorf("TotalRAMPages = %d, MemTotal is %d kB = %d pages", got, kb, kb/4)
+	}
+}
+
+// TestLedgerSharesRAM: default-sized mounts of sandboxes running at once
+// share RAM: the first gets Linux's default (half), each next one half of
+// what is not yet promised, so together they stay under RAM (two filling
+// their defaults get ENOSPC, not the host's OOM killer); a released or
+// dead sentry's promise goes back; a mount with size= takes nothing.
+func TestLedgerSharesRAM(t *testing.T) {
+	l := Ledger{Dir: t.TempDir()}
+	const ram = 1 << 20
+	a, relA, err := l.reserve(ram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, relB, _ := l.reserve(ram)
+	c, relC, _ := l.reserve(ram)
+	if a != ram/2 || b != ram/4 || c != ram/8 {
+		t.Errorf("promised %d, %d, %d; want %d, %d, %d", a, b, c, ram/2, ram/4, ram/8)
+	}
+	relA()
+	d, relD, _ := l.reserve(ram)
+	if d != (ram-b-c)/2 {
+		t.Errorf("after the first went: %d, want %d", d, (ram-b-c)/2)
+	}
+	relB()
+	relC()
+	relD()
+	// A dead sentry's promise (a pid that is not running) goes back.
+	os.WriteFile(filepath.Join(l.Dir, "999999999-1-x"), []byte("524288\n"), 0o600)
+	if e, relE, _ := l.reserve(ram); e != ram/2 {
+		t.Errorf("a dead sentry's promise still counts: %d", e)
+	} else {
+		relE()
+	}
+	// Mounts through NewMounts take from the ledger only without size=.
+	specs := []MountSpec{{Point: "/a", Options: MountOptions{Mode: 0777}}, {Point: "/b", Options: mustParse(t, "size=4k")}}
+	ms, err := NewMounts(specs, Host{RAMPages: ram, Ledger: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(l.Dir)
+	if len(entries) != 2 { // .lock and /a's promise
+		t.Errorf("ledger holds %d entries, want the lock and one promise", len(entries))
+	}
+	for _, m := range ms {
+		m.FS.Release()
+	}
+	entries, _ = os.ReadDir(l.Dir)
+	if len(entries) != 1 {
+		t.Errorf("promises left after release: %d", len(entries)-1)
 	}
 }

@@ -154,7 +154,7 @@ func (i *inode) write(p []byte, off int64, appendMode bool, c *vfs.Credentials) 
 // the guest's own writes; this is for the sentry's (nil c: the sentry's own
 // act, which keeps them).
 func (i *inode) removePrivs(c *vfs.Credentials) {
-	if c == nil || c.UID == 0 {
+	if c == nil || c.Capable(vfs.CapFsetid) {
 		return
 	}
 	i.mu.Lock()
@@ -165,7 +165,7 @@ func (i *inode) removePrivs(c *vfs.Credentials) {
 		return
 	}
 	mode &^= unix.S_ISUID
-	if mode&unix.S_ISGID != 0 && (mode&unix.S_IXGRP != 0 || !c.InGroup(i.gid)) {
+	if mode&unix.S_ISGID != 0 && (mode&unix.S_IXGRP != 0 || !c.InGroupOrCapable(i.gid, i.uid, i.gid)) {
 		mode &^= unix.S_ISGID
 	}
 	i.mode = mode

@@ -15,9 +15,10 @@ var (
 // (vfs_mknod, then shmem_mknod): the inode only names the special file;
 // what opening it means is the caller's. mode carries the file type and
 // the permission bits (umask already applied). A device node needs
-// CAP_MKNOD (root's fsuid: the capability is in the set setfsuid drops),
-// checked after the directory's permission as vfs_mknod does, except for
-// a whiteout (character device 0:0), which anyone may make.
+// CAP_MKNOD (capable(): in the host's user namespace; it is also in the
+// set a setfsuid away from 0 drops), checked after the directory's
+// permission as vfs_mknod does, except for a whiteout (character device
+// 0:0), which anyone may make.
 func (d *dentry) Mknod(name string, mode uint32, rdev uint64, c *vfs.Credentials) (vfs.Dentry, error) {
 	if !d.inode.isDir() {
 		return nil, unix.ENOTDIR
@@ -28,7 +29,7 @@ func (d *dentry) Mknod(name string, mode uint32, rdev uint64, c *vfs.Credentials
 	case unix.S_IFIFO, unix.S_IFSOCK:
 		rdev = 0
 	case unix.S_IFCHR, unix.S_IFBLK:
-		needCap = !(ftype == unix.S_IFCHR && rdev == 0) && c.UID != 0
+		needCap = !(ftype == unix.S_IFCHR && rdev == 0) && !c.Capable(vfs.CapMknod)
 	default:
 		return nil, unix.EPERM
 	}

@@ -20,16 +20,32 @@ func (i *inode) Getxattr(name string) ([]byte, bool) {
 
 // Setxattr implements vfs.XattrInode as simple_xattr_set, then
 // shmem_xattr_handler_set's ctime update.
+//
+// The new value must fit the mount's inode space before the old one's
+// goes back (shmem_xattr_handler_set reserves first): ENOSPC.
 func (i *inode) Setxattr(name string, value []byte, flags uint32) error {
 	now := nowNanos()
+	fs := i.fs
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	_, exists := i.xattrs[name]
+	old, exists := i.xattrs[name]
 	switch {
 	case exists && flags&unix.XATTR_CREATE != 0:
 		return unix.EEXIST
 	case !exists && (flags&unix.XATTR_REPLACE != 0 || value == nil):
 		return unix.ENODATA
+	}
+	if value != nil {
+		need := xattrSpace(name, value)
+		if fs.opts.MaxInodes > 0 && fs.ispaceUsedLocked()+need > fs.opts.MaxInodes*bogoInodeSize {
+			return unix.ENOSPC
+		}
+		fs.xattrSpace += need
+	}
+	if exists {
+		fs.xattrSpace -= xattrSpace(name, old)
 	}
 	if value == nil {
 		delete(i.xattrs, name)

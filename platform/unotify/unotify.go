@@ -58,6 +58,7 @@ type seccompNotifAddfd struct {
 type server struct {
 	sup      platform.NotifySupervisor
 	cpu      int
+	stats    *platform.Stats
 	listener int
 	// mountNS is the guest's mount namespace (-1: the sentry's), which
 	// every serving thread joins: a path the sentry acts on for the
@@ -87,9 +88,10 @@ type Server = server
 
 // Start serves listener (the sentry's own copy, which the Server closes
 // at Stop, as mountNS) for sup, its serving threads in mount namespace
-// mountNS (-1: the sentry's); cpu >= 0 pins them.
-func Start(listener, mountNS int, sup platform.NotifySupervisor, cpu int) *Server {
-	s := &server{sup: sup, cpu: cpu, mountNS: mountNS}
+// mountNS (-1: the sentry's); cpu >= 0 pins them; stats, if set, gets
+// the time the guest waited for the sentry.
+func Start(listener, mountNS int, sup platform.NotifySupervisor, cpu int, stats *platform.Stats) *Server {
+	s := &server{sup: sup, cpu: cpu, stats: stats, mountNS: mountNS}
 	// The flags are the ioctl's argument itself, not a pointer to them
 	// (seccomp_notify_set_flags).
 	// Linux before 6.6 refuses it: correct, only slower.
@@ -169,6 +171,7 @@ func (s *server) serve() {
 		}
 		args = platform.SyscallArgs{uintptr(req.args[0]), uintptr(req.args[1]), uintptr(req.args[2]),
 			uintptr(req.args[3]), uintptr(req.args[4]), uintptr(req.args[5])}
+		start := s.stats.Start()
 		res := s.sup.SyscallNotify(int32(req.pid), uintptr(req.nr), &args, req.id, uintptr(req.ip))
 		if res.Action != platform.Responded {
 			resp = seccompNotifResp{id: req.id}
@@ -186,6 +189,7 @@ func (s *server) serve() {
 			// call is restarted or gone, nothing to answer.
 			unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 		}
+		s.stats.Done(uintptr(req.nr), start, res.Ret, res.Action == platform.Done || res.Action == platform.Responded, true)
 		s.busy.Add(-1)
 	}
 }
@@ -262,6 +266,17 @@ func (s *server) InstallFD(id uint64, fd int, cloexec bool) (int32, error) {
 		return -1, e
 	}
 	return int32(r), nil
+}
+
+// Respond implements platform.Injector.
+func (s *server) Respond(id uint64, ret int64) {
+	resp := seccompNotifResp{id: id}
+	if ret < 0 {
+		resp.error = int32(ret)
+	} else {
+		resp.val = ret
+	}
+	unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 }
 
 // Valid implements platform.Injector.

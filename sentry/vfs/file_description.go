@@ -23,16 +23,21 @@ type FileDescription struct {
 	// fstat of it is cheap. -1 if none; closed with the last reference.
 	HostFD int
 
-	// mu guards offset and flags, as f_pos_lock and f_lock do.
+	// mu guards offset (f_pos_lock).
 	mu     sync.Mutex
 	offset int64
-	flags  uint32
+	// flags are the access mode and status flags. They are read without
+	// a lock by calls on other threads (on unotify, serving threads
+	// check Readable while the tracer serves an fcntl F_SETFL): atomic,
+	// as Linux reads f_flags without f_lock.
+	flags atomic.Uint32
 }
 
 // NewFileDescription returns a description with one reference, holding a
 // reference on d's inode.
 func NewFileDescription(m *Mount, d Dentry, flags uint32) *FileDescription {
-	fd := &FileDescription{Mount: m, Dentry: d, Inode: d.Inode(), flags: flags, HostFD: -1}
+	fd := &FileDescription{Mount: m, Dentry: d, Inode: d.Inode(), HostFD: -1}
+	fd.flags.Store(flags)
 	fd.refs.Store(1)
 	fd.Inode.IncRef()
 	return fd
@@ -64,38 +69,39 @@ func (fd *FileDescription) DecRef() bool {
 func (fd *FileDescription) Refs() int64 { return fd.refs.Load() }
 
 // Flags are the access mode and status flags (F_GETFL).
-func (fd *FileDescription) Flags() uint32 {
-	fd.mu.Lock()
-	defer fd.mu.Unlock()
-	return fd.flags
-}
+func (fd *FileDescription) Flags() uint32 { return fd.flags.Load() }
 
 // setFlMask are the flags F_SETFL may change on Linux (setfl): O_APPEND,
 // O_NONBLOCK, O_NDELAY (= O_NONBLOCK), O_DIRECT, O_NOATIME, O_ASYNC.
 const setFlMask = unix.O_APPEND | unix.O_NONBLOCK | unix.O_DIRECT | unix.O_NOATIME | unix.O_ASYNC
 
-// SetFlags is F_SETFL: only the changeable status flags move.
+// SetFlags is F_SETFL: only the changeable status flags move (setfl, under
+// f_lock there; a compare-and-swap here, so that the access mode never
+// changes whatever runs at once).
 func (fd *FileDescription) SetFlags(flags uint32) {
-	fd.mu.Lock()
-	defer fd.mu.Unlock()
-	fd.flags = fd.flags&^setFlMask | flags&setFlMask
+	for {
+		old := fd.flags.Load()
+		if fd.flags.CompareAndSwap(old, old&^setFlMask|flags&setFlMask) {
+			return
+		}
+	}
 }
 
 // Readable and Writable are the access mode checks of read and write
 // (FMODE_READ, FMODE_WRITE); O_PATH descriptions are neither.
 func (fd *FileDescription) Readable() bool {
-	f := fd.flags
+	f := fd.flags.Load()
 	return f&unix.O_PATH == 0 && (f&unix.O_ACCMODE == unix.O_RDONLY || f&unix.O_ACCMODE == unix.O_RDWR)
 }
 
 // Writable: see Readable.
 func (fd *FileDescription) Writable() bool {
-	f := fd.flags
+	f := fd.flags.Load()
 	return f&unix.O_PATH == 0 && (f&unix.O_ACCMODE == unix.O_WRONLY || f&unix.O_ACCMODE == unix.O_RDWR)
 }
 
 // IsPath reports an O_PATH description.
-func (fd *FileDescription) IsPath() bool { return fd.flags&unix.O_PATH != 0 }
+func (fd *FileDescription) IsPath() bool { return fd.flags.Load()&unix.O_PATH != 0 }
 
 // Lock and Unlock serialize offset-based I/O (f_pos_lock).
 func (fd *FileDescription) Lock()   { fd.mu.Lock() }

@@ -17,15 +17,74 @@ const (
 	MayRead  = 4
 )
 
+// Capabilities (linux/capability.h) the sentry's permission checks name.
+const (
+	CapChown         = 0
+	CapDacOverride   = 1
+	CapDacReadSearch = 2
+	CapFowner        = 3
+	CapFsetid        = 4
+	CapSetgid        = 6
+	CapSetuid        = 7
+	CapSysAdmin      = 21
+	CapMknod         = 27
+	CapSetfcap       = 31
+	// CapLast is CAP_LAST_CAP of Linux 6.x (CAP_CHECKPOINT_RESTORE).
+	CapLast = 40
+)
+
+// CapSet is a capability set, bit N for capability N: the kernel_cap_t
+// that /proc/PID/status shows as CapEff.
+type CapSet uint64
+
+// AllCaps holds every capability Linux defines.
+const AllCaps CapSet = 1<<(CapLast+1) - 1
+
+// Has reports whether capability cap is in the set.
+func (s CapSet) Has(cap int) bool { return s&(1<<cap) != 0 }
+
+// IDMap is a user namespace's uid_map or gid_map, as the sentry's user
+// namespace sees it: ranges [First, First+Count) of the sentry's ids.
+type IDMap []IDRange
+
+// IDRange is one line of an IDMap (its outside start and length).
+type IDRange struct{ First, Count uint32 }
+
+// Maps reports whether id has a mapping (kuid_has_mapping).
+func (m IDMap) Maps(id uint32) bool {
+	for _, r := range m {
+		if id >= r.First && uint64(id) < uint64(r.First)+uint64(r.Count) {
+			return true
+		}
+	}
+	return false
+}
+
 // Credentials are the identity a task acts with on the file system: Linux's
-// fsuid, fsgid and supplementary groups (struct cred). UID 0 has root's
-// capabilities (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
-// CAP_FSETID, CAP_CHOWN), as Linux grants them.
+// fsuid, fsgid, supplementary groups and effective capabilities (struct
+// cred). Nothing follows from the uid alone: root without capabilities is
+// an ordinary owner, as Linux makes it (setpriv --inh-caps=-all
+// --bounding-set=-all, or after setfsuid away from 0). Credentials are
+// immutable once a task uses them; a change makes new ones (commit_creds).
 type Credentials struct {
 	UID    uint32
 	GID    uint32
 	Groups []uint32
+	// Caps is the effective capability set (CapEff), held in the task's
+	// own user namespace.
+	Caps CapSet
+	// Foreign is set when the task is in a user namespace other than
+	// the sentry's (unshare -U): its capabilities are that namespace's,
+	// which own none of the sentry's files. Capable is then false, and
+	// CapableWrt only for files whose owner and group the namespace
+	// maps (UIDMap, GIDMap), as capable_wrt_inode_uidgid.
+	Foreign        bool
+	UIDMap, GIDMap IDMap
 }
+
+// RootCredentials are root's with every capability: what the sentry
+// itself acts with on its own files.
+func RootCredentials() *Credentials { return &Credentials{Caps: AllCaps} }
 
 // InGroup reports whether gid is the credentials' group or one of the
 // supplementary groups (Linux's in_group_p).
@@ -41,6 +100,37 @@ func (c *Credentials) InGroup(gid uint32) bool {
 	return false
 }
 
+// Capable is capable(cap): the capability in the user namespace that owns
+// the sentry's file systems (the host's initial one, as for a kernel
+// tmpfs). Used where Linux checks no inode: CAP_MKNOD, CAP_SYS_ADMIN for
+// the trusted. and security. attributes, CAP_FSETID when a write or a
+// truncation keeps set-id bits.
+func (c *Credentials) Capable(cap int) bool {
+	return !c.Foreign && c.Caps.Has(cap)
+}
+
+// CapableWrt is capable_wrt_inode_uidgid for a file owned by uid and gid:
+// the capability in the task's namespace, which must map both ids.
+func (c *Credentials) CapableWrt(cap int, uid, gid uint32) bool {
+	if !c.Caps.Has(cap) {
+		return false
+	}
+	return !c.Foreign || c.UIDMap.Maps(uid) && c.GIDMap.Maps(gid)
+}
+
+// OwnerOrCapable is inode_owner_or_capable for a file owned by uid and
+// gid: its owner, or CAP_FOWNER over it.
+func (c *Credentials) OwnerOrCapable(uid, gid uint32) bool {
+	return c.UID == uid || c.CapableWrt(CapFowner, uid, gid)
+}
+
+// InGroupOrCapable is in_group_or_capable: group is one of the task's, or
+// it has CAP_FSETID over the file owned by uid and gid (whether a set-gid
+// bit may stay).
+func (c *Credentials) InGroupOrCapable(group, uid, gid uint32) bool {
+	return c.InGroup(group) || c.CapableWrt(CapFsetid, uid, gid)
+}
+
 // Inode is a file's identity, metadata and data, as one file system provides
 // it. Implementations are safe for concurrent use.
 type Inode interface {
@@ -54,9 +144,9 @@ type Inode interface {
 	// file system records it) and sets stx.Mask to what it filled.
 	Statx(stx *unix.Statx_t)
 	// CheckPermission is Linux's inode_permission for mask (MayRead|...):
-	// nil or EACCES (EPERM never; root bypasses as CAP_DAC_OVERRIDE does:
-	// always for read/write, for exec only if some x bit is set or it is a
-	// directory).
+	// nil or EACCES (EPERM never; CAP_DAC_OVERRIDE bypasses always for
+	// read/write, for exec only if some x bit is set or it is a directory;
+	// CAP_DAC_READ_SEARCH for reading, and searching a directory).
 	CheckPermission(c *Credentials, mask uint32) error
 	// IncRef takes a reference for an open file description.
 	IncRef()
@@ -74,7 +164,8 @@ type Inode interface {
 	// WriteAt writes at off like pwrite (extending, with a hole if off >
 	// size); updates mtime and ctime; ENOSPC over the mount's size limit,
 	// EFBIG past the maximum file size. It clears SUID (and SGID if group
-	// exec is set) when the writer is not root, as Linux's file_remove_privs.
+	// exec is set) when the writer lacks CAP_FSETID, as Linux's
+	// file_remove_privs.
 	WriteAt(p []byte, off int64, c *Credentials) (int, error)
 	// Append writes at the end atomically (O_APPEND) and returns the bytes
 	// written and the new end offset.

@@ -1,0 +1,147 @@
+package sentry
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/sentry/vfs"
+)
+
+// The sentry never decides a task's credentials: the kernel applies its
+// own rules (set*id, capset, exec of a set-id binary or one with file
+// capabilities, securebits, user namespaces) and the sentry reads the
+// outcome from /proc, as a task's own /proc/self/status would show it.
+
+// readCreds reads the credentials of the thread whose /proc directory is
+// dir (/proc/TID, or /proc/thread-self): fsuid, fsgid, groups, effective
+// capabilities, and whether it is in another user namespace than the
+// sentry's (then with that namespace's maps).
+func readCreds(dir string) (*vfs.Credentials, error) {
+	data, err := os.ReadFile(dir + "/status")
+	if err != nil {
+		return nil, err
+	}
+	c, err := parseStatusCreds(string(data))
+	if err != nil {
+		return nil, err
+	}
+	own, err := os.Readlink("/proc/self/ns/user")
+	if err != nil {
+		return nil, err
+	}
+	ns, err := os.Readlink(dir + "/ns/user")
+	if err != nil {
+		return nil, err
+	}
+	if ns != own {
+		// Capabilities held in a namespace of the guest's own count
+		// only over the ids it maps (capable_wrt_inode_uidgid). A map
+		// not written yet maps nothing: until the task's next refresh
+		// (exec, set*id, capset) its capabilities count for nothing,
+		// stricter than Linux, never looser.
+		c.Foreign = true
+		if c.UIDMap, err = readIDMap(dir + "/uid_map"); err != nil {
+			return nil, err
+		}
+		if c.GIDMap, err = readIDMap(dir + "/gid_map"); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// parseStatusCreds takes the Uid, Gid, Groups and CapEff lines of a
+// /proc/PID/status.
+func parseStatusCreds(status string) (*vfs.Credentials, error) {
+	c := &vfs.Credentials{}
+	const need = 3 // Uid, Gid, CapEff
+	have := 0
+	for _, line := range strings.Split(status, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(val)
+		switch key {
+		case "Uid", "Gid":
+			// real, effective, saved, filesystem
+			if len(f) != 4 {
+				return nil, unix.EINVAL
+			}
+			n, err := strconv.ParseUint(f[3], 10, 32)
+			if err != nil {
+				return nil, err
+			}
+			if key == "Uid" {
+				c.UID = uint32(n)
+			} else {
+				c.GID = uint32(n)
+			}
+			have++
+		case "Groups":
+			for _, g := range f {
+				n, err := strconv.ParseUint(g, 10, 32)
+				if err != nil {
+					return nil, err
+				}
+				c.Groups = append(c.Groups, uint32(n))
+			}
+		case "CapEff":
+			if len(f) != 1 {
+				return nil, unix.EINVAL
+			}
+			n, err := strconv.ParseUint(f[0], 16, 64)
+			if err != nil {
+				return nil, err
+			}
+			c.Caps = vfs.CapSet(n)
+			have++
+		}
+	}
+	if have != need {
+		return nil, unix.EINVAL
+	}
+	return c, nil
+}
+
+// readIDMap reads a uid_map or gid_map: "inside outside count" lines,
+// outside in the reader's namespace (the sentry's).
+func readIDMap(path string) (vfs.IDMap, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m vfs.IDMap
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return nil, unix.EINVAL
+		}
+		first, err := strconv.ParseUint(f[1], 10, 32)
+		if err != nil {
+			return nil, err
+		}
+		count, err := strconv.ParseUint(f[2], 10, 32)
+		if err != nil {
+			return nil, err
+		}
+		m = append(m, vfs.IDRange{First: uint32(first), Count: uint32(count)})
+	}
+	return m, nil
+}
+
+// HostCredentials are the sentry's own credentials (its calling thread's),
+// which the first guest process starts with.
+func HostCredentials() (vfs.Credentials, error) {
+	c, err := readCreds("/proc/thread-self")
+	if err != nil {
+		return vfs.Credentials{}, err
+	}
+	return *c, nil
+}
