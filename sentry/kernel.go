@@ -5,12 +5,6 @@
 package sentry
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -83,16 +77,9 @@ type Kernel struct {
 	// ntasks is len(tasks), readable without mu.
 	ntasks atomic.Int32
 
-	// fifoDir holds the host FIFOs, sockets and device nodes standing
-	// for the sentry's; their names start with fifoSecret.
-	fifoMu     sync.Mutex
-	fifoDir    string
-	fifoSecret string
-	// sockNames maps the host path a guest socket is bound to to the
-	// path the guest bound it at (what getsockname reports), guarded by
-	// fifoMu; nsock is its size.
-	sockNames map[string]string
-	nsock     atomic.Int32
+	// specials is the registry of host FIFOs, device nodes and socket
+	// names (host_specials.go).
+	specials hostSpecials
 
 	// ids is the identity the serving threads act with (ActAs).
 	ids identities
@@ -472,7 +459,14 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		// The first process.
 		child.TG = &ThreadGroup{TGID: childTID, tasks: map[int32]*Task{}}
 		child.setFDTable(newFDTable())
-		child.fs = &FSContext{users: 1, cwd: vfs.HostLocation(k.Opts.Cwd), umask: k.Opts.Umask & 0777}
+		// Held open (vfs.HostDir): a path relative to it is checked
+		// where the kernel's cwd is, whatever is renamed later.
+		cwd := vfs.HostLocation(k.Opts.Cwd)
+		if w, err := k.VFS.WalkPath(&c, cwd, k.Opts.Cwd, true); err == nil && !w.IsHost() && w.Dentry != nil {
+			// Started at a mount point: in the sentry's tmpfs.
+			cwd = w.Location
+		}
+		child.fs = &FSContext{users: 1, cwd: cwd, umask: k.Opts.Umask & 0777}
 	} else {
 		parent.mu.Lock()
 		flags := parent.cloneFlags
@@ -630,12 +624,7 @@ func (t *Task) release() {
 // Shutdown releases every task's files once the guest is gone.
 func (k *Kernel) Shutdown() {
 	k.blocked.cancel(0, true)
-	k.fifoMu.Lock()
-	if k.fifoDir != "" {
-		os.RemoveAll(k.fifoDir)
-		k.fifoDir = ""
-	}
-	k.fifoMu.Unlock()
+	k.specials.release()
 	k.mu.Lock()
 	var gone []*Task
 	for _, t := range k.tasks {
@@ -646,130 +635,4 @@ func (k *Kernel) Shutdown() {
 	for _, t := range gone {
 		t.release()
 	}
-}
-
-// HostFIFO is the host FIFO that stands for FIFO inode ino of mount m,
-// made on first use in a private directory of the sandbox's (the opener
-// gives it the inode's mode and owner).
-func (k *Kernel) HostFIFO(m *vfs.Mount, ino uint64) (string, error) {
-	p, err := k.hostSpecialPath("f", m, ino)
-	if err != nil {
-		return "", err
-	}
-	if err := unix.Mkfifo(p, 0o600); err != nil && err != unix.EEXIST {
-		return "", err
-	}
-	return p, nil
-}
-
-// HostDevice is the host device node that stands for device inode ino of
-// mount m (type S_IFCHR or S_IFBLK, number rdev), made on first use in the
-// sandbox's private directory. Inode numbers are reused, so a node left
-// by an earlier inode with another type or number is replaced.
-func (k *Kernel) HostDevice(m *vfs.Mount, ino uint64, typ uint32, rdev uint64) (string, error) {
-	p, err := k.hostSpecialPath("d", m, ino)
-	if err != nil {
-		return "", err
-	}
-	var st unix.Stat_t
-	if unix.Lstat(p, &st) == nil {
-		if st.Mode&unix.S_IFMT == typ && st.Rdev == rdev {
-			return p, nil
-		}
-		unix.Unlink(p)
-	}
-	if err := unix.Mknod(p, typ|0o600, int(rdev)); err != nil {
-		return "", err
-	}
-	return p, nil
-}
-
-// SetSocketName records that the socket bound at host path host was bound
-// by the guest at path guest ("" forgets it).
-func (k *Kernel) SetSocketName(host, guest string) {
-	k.fifoMu.Lock()
-	defer k.fifoMu.Unlock()
-	if k.sockNames == nil {
-		k.sockNames = map[string]string{}
-	}
-	if guest == "" {
-		delete(k.sockNames, host)
-	} else {
-		k.sockNames[host] = guest
-	}
-	k.nsock.Store(int32(len(k.sockNames)))
-}
-
-// SocketName is the guest's path for a socket bound at host path host.
-func (k *Kernel) SocketName(host string) (string, bool) {
-	if k.nsock.Load() == 0 {
-		return "", false
-	}
-	k.fifoMu.Lock()
-	defer k.fifoMu.Unlock()
-	g, ok := k.sockNames[host]
-	return g, ok
-}
-
-// HasSocketNames reports whether any guest socket is bound in a sentry
-// mount.
-func (k *Kernel) HasSocketNames() bool { return k.nsock.Load() > 0 }
-
-// HostSocket is the host path a Unix socket bound at socket inode ino of
-// mount m is bound to (the host's bind creates it).
-func (k *Kernel) HostSocket(m *vfs.Mount, ino uint64) (string, error) {
-	return k.hostSpecialPath("s", m, ino)
-}
-
-// PrivateDirPrefix is the os.MkdirTemp pattern of a private host
-// directory of this sentry process's: "sentry-KIND-PID-". A directory
-// whose process is gone (a sentry that was killed) is stale, and the next
-// sentry removes it (SweepPrivateDirs).
-func PrivateDirPrefix(kind string) string {
-	return "sentry-" + kind + "-" + strconv.Itoa(os.Getpid()) + "-"
-}
-
-// SweepPrivateDirs removes the private directories of KIND in base left
-// by sentry processes that no longer exist and were run by this user.
-func SweepPrivateDirs(base, kind string) {
-	matches, _ := filepath.Glob(filepath.Join(base, "sentry-"+kind+"-*-*"))
-	for _, m := range matches {
-		rest := strings.TrimPrefix(filepath.Base(m), "sentry-"+kind+"-")
-		pid, err := strconv.Atoi(rest[:max(strings.IndexByte(rest, '-'), 0)])
-		if err != nil || pid <= 0 || unix.Kill(pid, 0) != unix.ESRCH {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Lstat(m, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Uid == uint32(os.Geteuid()) {
-			os.RemoveAll(m)
-		}
-	}
-}
-
-// hostSpecialPath names a host special file standing for a sentry inode,
-// in a private directory made on first use (short: sockaddr_un holds 108
-// bytes). Guests of any uid must reach the files (the sentry checked
-// their permission on its own inode), so the directory is searchable by
-// all (0711) but not listable, and every name starts with a random
-// secret: another user of the host can neither list nor guess them.
-func (k *Kernel) hostSpecialPath(kind string, m *vfs.Mount, ino uint64) (string, error) {
-	k.fifoMu.Lock()
-	defer k.fifoMu.Unlock()
-	if k.fifoDir == "" {
-		var secret [8]byte
-		if _, err := rand.Read(secret[:]); err != nil {
-			return "", err
-		}
-		dir, err := os.MkdirTemp("", PrivateDirPrefix("special"))
-		if err != nil {
-			return "", err
-		}
-		if err := os.Chmod(dir, 0o711); err != nil {
-			os.Remove(dir)
-			return "", err
-		}
-		k.fifoDir = dir
-		k.fifoSecret = hex.EncodeToString(secret[:])
-	}
-	return filepath.Join(k.fifoDir, k.fifoSecret+kind+strconv.FormatUint(m.ID, 10)+"-"+strconv.FormatUint(ino, 10)), nil
 }

@@ -497,12 +497,15 @@ func (t *Task) OpenBlocking(open func() (int, error), cancel func(), cloexec boo
 		return Err(unix.ENOSYS)
 	}
 	op := &blockedOp{cancel: cancel}
-	t.k.blocked.add(t.TID, op)
+	// The number it was added under: the goroutine must not read t.TID,
+	// which an exec changes under t.mu (a data race on main).
+	tid := t.TID
+	t.k.blocked.add(tid, op)
 	id, inj := t.notifID, t.k.injector()
 	go func() {
 		fd, err := open()
 		op.done.Store(true)
-		t.k.blocked.remove(t.TID, op)
+		t.k.blocked.remove(tid, op)
 		switch {
 		case err != nil:
 			inj.Respond(id, -int64(errnoOf(err)))

@@ -2,6 +2,7 @@ package syscalls
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,11 @@ func mountsFileContents(t *sentry.Task, hostPath string, mountinfo bool) ([]byte
 		return nil, unix.EIO
 	}
 	var b strings.Builder
-	b.Write(data)
+	if hidden := t.Kernel().HiddenMounts(); len(hidden) > 0 {
+		writeShown(&b, data, hidden, mountinfo, strings.TrimSuffix(hostPath, "mounts")+"mountinfo")
+	} else {
+		b.Write(data)
+	}
 	for _, m := range t.Kernel().VFS.Mounts() {
 		var st unix.Stat_t
 		m.Root.Inode().Stat(&st)
@@ -95,4 +100,37 @@ func openProcMounts(t *sentry.Task, hostPath string, mountinfo bool, flags uint3
 		return sentry.ErrOf(err)
 	}
 	return installOpen(t, scratch, d, flags&^unix.O_DIRECTORY, nil)
+}
+
+// writeShown writes the kernel's list less the lines of the guest
+// namespace's own mounts (ids hidden): the covers over the sentry's mount
+// points, where the guest must see the sentry's tmpfs alone, and the
+// private directory's (platform/launch/namespace.go). The mounts format
+// has no ids: its lines are matched by source, point and type with the
+// hidden lines of mountinfo (read from infoPath), which lists the same
+// mounts.
+func writeShown(b *strings.Builder, data []byte, hidden []uint64, mountinfo bool, infoPath string) {
+	isHidden := func(id string) bool {
+		n, err := strconv.ParseUint(id, 10, 64)
+		return err == nil && slices.Contains(hidden, n)
+	}
+	var hide map[string]bool
+	if !mountinfo {
+		info, _ := os.ReadFile(infoPath)
+		hide = map[string]bool{}
+		for line := range strings.Lines(string(info)) {
+			// ID PARENT MAJ:MIN ROOT POINT OPTS [OPTIONAL...] - TYPE SOURCE SUPER
+			f := strings.Fields(line)
+			if sep := slices.Index(f, "-"); len(f) > 4 && sep > 0 && sep+2 < len(f) && isHidden(f[0]) {
+				hide[f[sep+2]+" "+f[4]+" "+f[sep+1]] = true
+			}
+		}
+	}
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) > 2 && (mountinfo && isHidden(f[0]) || !mountinfo && hide[f[0]+" "+f[1]+" "+f[2]]) {
+			continue
+		}
+		b.WriteString(line)
+	}
 }

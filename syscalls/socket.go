@@ -24,25 +24,27 @@ func sockaddrUn(path string) (b [sockaddrUnSize]byte, n int) {
 
 // unixPath reads a sockaddr and returns the path of a pathname AF_UNIX
 // address (not abstract, not unnamed), as unix_mkname_bsd takes it: the
-// path ends at the first NUL or at addrlen. An address the sentry cannot
-// read is EFAULT (move_addr_to_kernel), never the host's to read: it
-// might read what the sentry could not (memfd_secret memory).
-func unixPath(t *sentry.Task, addr, addrlen uintptr) (string, bool, error) {
+// path ends at the first NUL or at addrlen. ok is false for any other
+// address, which the host may have. An address the sentry cannot read is
+// EFAULT, as move_addr_to_kernel's: it must not pass to the host, which
+// may read what the sentry could not (a guest that made itself
+// non-dumpable hides its memory from a sentry without CAP_SYS_PTRACE).
+func unixPath(t *sentry.Task, addr, addrlen uintptr) (p string, ok bool, err error) {
 	if addr == 0 || addrlen <= 2 || addrlen > sockaddrUnSize {
 		return "", false, nil
 	}
 	var b [sockaddrUnSize]byte
-	if t.CopyIn(addr, b[:addrlen]) != nil {
-		return "", false, unix.EFAULT
+	if err := t.CopyIn(addr, b[:addrlen]); err != nil {
+		return "", false, err
 	}
 	if binary.LittleEndian.Uint16(b[:2]) != unix.AF_UNIX || b[2] == 0 {
 		return "", false, nil
 	}
-	p := b[2:addrlen]
-	if i := bytes.IndexByte(p, 0); i >= 0 {
-		p = p[:i]
+	path := b[2:addrlen]
+	if i := bytes.IndexByte(path, 0); i >= 0 {
+		path = path[:i]
 	}
-	return string(p), true, nil
+	return string(path), true, nil
 }
 
 // redirectSockaddr makes the host's call use a sockaddr_un for host
@@ -77,8 +79,26 @@ func resolveString(t *sentry.Task, p string, follow bool) (resolved, error) {
 // Bind is bind(fd, addr, addrlen). Binding a Unix socket at a path in the
 // sentry's file system makes a socket inode there (mode 0777 less the
 // umask, EADDRINUSE if the name exists, as unix_bind_bsd) and binds the
-// host socket to a host path that stands for that inode.
+// guest's socket to the host node that stands for that inode: the sentry
+// binds it, on its own copy of the descriptor (the private directory is
+// not writable by the guest).
 func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+	// The descriptor comes first, as sockfd_lookup: a bad one, or one
+	// that is not a socket, fails before the address is looked at.
+	sock, err := platform.GetFD(t.TID, int32(args[0]))
+	if err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	defer unix.Close(sock)
+	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	if domain != unix.AF_UNIX {
+		// Another family's bind never makes a file: the host says what
+		// it makes of the address.
+		return sentry.Pass()
+	}
 	p, ok, err := unixPath(t, args[1], args[2])
 	if err != nil {
 		return sentry.ErrOf(err)
@@ -109,26 +129,19 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		r.Parent.Unlink(r.Name, t.Creds())
 		return sentry.Err(unix.EADDRNOTAVAIL)
 	}
-	s := t.Scratch()
-	*s = sentry.Scratch{Dir: r.Parent, Name: r.Name}
+	var st unix.Stat_t
+	d.Inode().Stat(&st)
+	addr, err := host.Bind(sock, st.Mode, st.Uid, st.Gid)
+	if err != nil {
+		// Already bound (EINVAL), or the host refused: no name stays,
+		// as unix_bind_bsd removes the node it made.
+		r.Parent.Unlink(r.Name, t.Creds())
+		return sentry.ErrOf(errnoOf(err))
+	}
 	// getsockname and getpeername report the guest's path, as the
 	// kernel reports the one bind was given.
-	t.Kernel().SetSocketName(host, p)
-	s.Mount, s.Aux = r.Mount, d.Inode().Ino()
-	return redirectSockaddr(t, unix.SYS_BIND, args, 1, host, bindExit)
-}
-
-// bindExit removes the socket inode again if the host refused the bind.
-func bindExit(t *sentry.Task, ret int64) int64 {
-	s := t.Scratch()
-	if ret < 0 && s.Dir != nil {
-		s.Dir.Unlink(s.Name, t.Creds())
-		if host, err := t.Kernel().HostSocket(s.Mount, s.Aux); err == nil {
-			t.Kernel().SetSocketName(host, "")
-		}
-	}
-	*s = sentry.Scratch{}
-	return ret
+	t.Kernel().SetSocketName(addr, p)
+	return sentry.Ret(0)
 }
 
 // Connect is connect(fd, addr, addrlen). A path in the sentry's file
@@ -167,9 +180,15 @@ func toSocketPath(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i i
 }
 
 // socketTarget is where a call reaching the AF_UNIX socket at path p goes
-// (connect, sendto, sendmsg): the host path the host must use instead of
-// p ("" for p itself), or ok false with res the answer.
+// (connect, sendto, sendmsg): the path the host must use instead of p (""
+// for p itself), or ok false with res the answer.
 func socketTarget(t *sentry.Task, p string) (host string, res sentry.Result, ok bool) {
+	if guest, ok := t.Kernel().SocketName(p); ok {
+		// The host address of a socket bound in a sentry mount, as
+		// recvfrom and accept report a peer's (they are not trapped):
+		// it names the socket the guest bound at guest.
+		p = guest
+	}
 	r, err := resolveString(t, p, true)
 	if err != nil {
 		return "", sentry.ErrOf(err), false
@@ -187,11 +206,11 @@ func socketTarget(t *sentry.Task, p string) (host string, res sentry.Result, ok 
 	if ino.Mode()&unix.S_IFMT != unix.S_IFSOCK {
 		return "", sentry.Err(unix.ECONNREFUSED), false
 	}
-	host, err = t.Kernel().HostSocket(r.Mount, ino.Ino())
+	hs, err := t.Kernel().HostSocket(r.Mount, ino.Ino())
 	if err != nil {
 		return "", sentry.Err(unix.ECONNREFUSED), false
 	}
-	return host, res, true
+	return hs.GuestPath(), res, true
 }
 
 func identityExit(_ *sentry.Task, ret int64) int64 { return ret }

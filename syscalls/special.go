@@ -89,21 +89,21 @@ func openFIFO(t *sentry.Task, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.
 // guest's flags less those that only create or truncate. The host file
 // takes ino's permission bits and owner first: fstat of the descriptor,
 // which the host answers, then shows them as Linux would (only st_dev,
-// st_ino and the times are the host file's).
-func openHostSpecial(t *sentry.Task, host string, ino vfs.Inode, flags uint32) sentry.Result {
-	var want, have unix.Stat_t
+// st_ino and the times are the host file's). On ptrace the guest's own
+// open is pointed at the file's path in the guest's mount namespace; on
+// unotify the sentry opens it through the registry's descriptor of the
+// private directory and installs it.
+func openHostSpecial(t *sentry.Task, host sentry.HostSpecial, ino vfs.Inode, flags uint32) sentry.Result {
+	var want unix.Stat_t
 	ino.Stat(&want)
-	if unix.Lstat(host, &have) == nil && (have.Mode != want.Mode || have.Uid != want.Uid || have.Gid != want.Gid) {
-		// chown clears set-id bits, so it goes first.
-		unix.Lchown(host, int(want.Uid), int(want.Gid))
-		unix.Chmod(host, want.Mode&07777)
-	}
+	host.SetAttr(want.Mode, want.Uid, want.Gid)
+	flags &^= unix.O_CREAT | unix.O_EXCL | unix.O_TRUNC
 	if t.Notified() {
 		// O_NOCTTY: a terminal opened here must not become the
 		// sentry's controlling terminal; the guest's own open (ptrace)
 		// acquires it as Linux would.
-		oflags := int(flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC)) | unix.O_CLOEXEC | unix.O_NOCTTY
-		open := func() (int, error) { return unix.Open(host, oflags, 0) }
+		oflags := int(flags) | unix.O_NOCTTY
+		open := func() (int, error) { return host.Open(oflags) }
 		if ino.Mode()&unix.S_IFMT == unix.S_IFIFO && flags&(unix.O_NONBLOCK|unix.O_ACCMODE) != unix.O_RDWR {
 			// It may wait for the other end: off the serving threads
 			// and without the task's lock (a reader nobody writes to
@@ -114,7 +114,7 @@ func openHostSpecial(t *sentry.Task, host string, ino vfs.Inode, flags uint32) s
 				other = unix.O_RDONLY
 			}
 			cancel := func() {
-				if fd, err := unix.Open(host, other|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+				if fd, err := host.Open(other | unix.O_NONBLOCK); err == nil {
 					unix.Close(fd)
 				}
 			}
@@ -129,11 +129,12 @@ func openHostSpecial(t *sentry.Task, host string, ino vfs.Inode, flags uint32) s
 		}
 		return installHostFD(t, fd, flags&unix.O_CLOEXEC != 0)
 	}
-	addr, err := t.WriteStackString(host)
+	addr, err := t.WriteStackString(host.GuestPath())
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	cwd := int64(unix.AT_FDCWD)
-	args := platform.SyscallArgs{uintptr(cwd), addr, uintptr(flags &^ (unix.O_CREAT | unix.O_EXCL | unix.O_TRUNC)), 0}
+	// O_NOFOLLOW: only the sentry makes nodes there, never a symlink.
+	args := platform.SyscallArgs{uintptr(cwd), addr, uintptr(flags | unix.O_NOFOLLOW), 0}
 	return sentry.RewriteTo(t, unix.SYS_OPENAT, args, identityExit)
 }

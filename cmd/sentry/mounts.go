@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"sentry/fs/tmpfs"
 	"sentry/sentry"
 	"sentry/sentry/vfs"
@@ -70,12 +72,67 @@ func releaseMounts(ms []*vfs.Mount) {
 }
 
 // sweepStores removes the private directories of sentries that were
-// killed: fallback stores (fs/tmpfs/storage.go), and the shadow and
-// special-file directories of earlier versions.
+// killed: fallback stores (fs/tmpfs/storage.go), special-file directories
+// of guests without a mount namespace (sentry/host_specials.go), and the
+// shadow directories of earlier versions.
 func sweepStores() {
 	for _, base := range []string{"/dev/shm", os.TempDir()} {
 		sentry.SweepPrivateDirs(base, "store")
 		sentry.SweepPrivateDirs(base, "shadow")
 	}
 	sentry.SweepPrivateDirs(os.TempDir(), "special")
+}
+
+// mountPoints are the mount points of specs: the guest's namespace covers
+// each (platform/launch/namespace.go).
+func mountPoints(specs []tmpfs.MountSpec) []string {
+	var out []string
+	for _, m := range specs {
+		out = append(out, m.Point)
+	}
+	return out
+}
+
+// specialInodes bounds the guest namespace's private directory of host
+// special files (nr_inodes, 0 unlimited): no more than the sentry's mounts
+// hold inodes.
+func specialInodes(specs []tmpfs.MountSpec) uint64 {
+	var n uint64
+	for _, m := range specs {
+		i := tmpfs.TotalRAMPages() / 2
+		if m.Options.InodesSet {
+			i = m.Options.Inodes
+		}
+		if i == 0 {
+			return 0
+		}
+		n += i
+	}
+	return n
+}
+
+// startCwd is the guest's working directory: the sentry's, unless that is
+// inside a tmpfs path. The guest then starts at the (deepest) mount point,
+// which is the sandbox's directory, not the host's; a directory below it
+// does not exist in the sandbox's fresh tmpfs, which is said once on
+// stderr.
+func startCwd(cwd string, specs []tmpfs.MountSpec) string {
+	// The kernel's path of it, without the symlinks $PWD may hold.
+	phys, err := unix.Getwd()
+	if err != nil {
+		return cwd
+	}
+	point := ""
+	for _, m := range specs {
+		if (phys == m.Point || strings.HasPrefix(phys, m.Point+"/")) && len(m.Point) > len(point) {
+			point = m.Point
+		}
+	}
+	if point == "" {
+		return cwd
+	}
+	if phys != point {
+		fmt.Fprintf(os.Stderr, "sentry: the working directory %s is hidden by the tmpfs at %s: the guest starts at %s\n", phys, point, point)
+	}
+	return point
 }

@@ -109,6 +109,7 @@ func run(f *runFlags, argv []string) int {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		return exitUsage
 	}
+	cwd = startCwd(cwd, specs)
 	creds, err := sentry.HostCredentials()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: reading its own credentials: %v\n", err)
@@ -225,10 +226,16 @@ func run(f *runFlags, argv []string) int {
 			Traps:          table.Traps(),
 			DefaultSignals: defaultSignals,
 			NoFile:         launch.RaiseNoFile(),
+			Covers:         mountPoints(specs),
+			SpecialInodes:  specialInodes(specs),
+			Cwd:            cwd,
 		},
 		CPU:     f.cpu,
 		Started: func(pid int) { started <- pid },
 		Stats:   waits,
+		Namespace: func(ns launch.Namespace) {
+			k.SetGuestNamespace(sentry.GuestNamespace{SpecialDir: ns.SpecialDir, SpecialPath: ns.SpecialPath, Hidden: ns.Hidden})
+		},
 	}
 	if f.platform == "unotify" {
 		// The hot calls notify instead of stopping.

@@ -113,21 +113,7 @@ func TestSIGKILLLeavesNoGuest(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	deadline = time.Now().Add(10 * time.Second)
-	for _, pid := range pids {
-		for {
-			// A process is gone when it no longer exists or is a zombie
-			// waiting for a reaper.
-			data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-			if err != nil || strings.Contains(string(data), ") Z ") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("guest process %d survived the sandbox's SIGKILL: %s", pid, data)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	waitGone(t, pids)
 }
 
 // TestStatsJSON checks the per-syscall counters for ls /.

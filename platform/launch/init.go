@@ -53,6 +53,17 @@ type Spec struct {
 	// NoFile is the guest's RLIMIT_NOFILE: the sentry's own before it
 	// raised it for the host descriptors it keeps (RaiseNoFile).
 	NoFile unix.Rlimit
+	// Covers are the sentry's mount points: the guest gets a mount
+	// namespace of its own with an empty read-only tmpfs over each
+	// (namespace.go). None: the guest stays in the sentry's namespace.
+	Covers []string
+	// SpecialInodes is nr_inodes of the private directory for host
+	// special files (0: unlimited): what the sentry's mounts can hold.
+	SpecialInodes uint64
+	// Cwd is the guest's working directory, entered again once the
+	// covers are mounted (the init stage's still references the host's
+	// directory under a cover); "" keeps the sentry's.
+	Cwd string
 }
 
 // RaiseNoFile raises the calling process's RLIMIT_NOFILE to the most the
@@ -97,11 +108,26 @@ func InitMain() {
 		fmt.Fprintf(os.Stderr, "sentry: init: %v\n", err)
 		os.Exit(ExitSandbox)
 	}
+	msg := handOverMsg{SpecialDir: -1}
+	if err := makeNamespace(spec.Covers, spec.SpecialInodes, &msg); err != nil {
+		// Said once, here: the sandbox still isolates its tmpfs for
+		// every call the sentry sees (README, Threat model).
+		fmt.Fprintf(os.Stderr, "sentry: the guest shares the host's mount namespace (%v): nothing covers the host's %s, where a path that gets past the sentry lands\n",
+			err, strings.Join(spec.Covers, ", "))
+	}
+	if msg.Namespace && spec.Cwd != "" {
+		// The working directory still references the host's directory,
+		// which a cover may hide now: enter the guest's. Outside the
+		// covers it is the same directory, so a failure leaves it be.
+		if err := unix.Chdir(spec.Cwd); err != nil {
+			fmt.Fprintf(os.Stderr, "sentry: init: chdir %s in the guest's mount namespace: %v\n", spec.Cwd, err)
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: init: prctl(PR_SET_NO_NEW_PRIVS): %v\n", err)
 		os.Exit(ExitSandbox)
 	}
-	handOver := startListenerHandOver()
+	handOver := startListenerHandOver(&msg)
 	listener, err := loadFilter(spec.Traps, spec.Notify)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: init: %v\n", err)
@@ -162,27 +188,34 @@ func SetDefaultAction(sig int) {
 	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)
 }
 
-// listenerHandOver tells the sentry the listener's number and waits until
-// it has taken its own copy (pidfd_getfd); then the listener is closed: the
-// guest must not hold its own supervisor's listener. Once the filter is
+// listenerHandOver tells the sentry the listener's number (and the
+// private directory's, namespace.go) and waits until it has taken its own
+// copies (pidfd_getfd); then they are closed: the guest must not hold its
+// own supervisor's listener. Once the filter is
 // loaded, the main thread's notifying calls wait for a listener nobody
 // serves yet, so the exchange runs on a thread locked before the filter
 // was loaded (the filter is loaded without TSYNC, and a thread created
 // later by the main thread would inherit it); the main thread only waits
 // on a channel (futex, never notified).
 type listenerHandOver struct {
-	fd   chan int
-	done chan error
+	fd      chan int
+	done    chan error
+	special int
 }
 
-func startListenerHandOver() *listenerHandOver {
-	h := &listenerHandOver{fd: make(chan int), done: make(chan error)}
+func startListenerHandOver(msg *handOverMsg) *listenerHandOver {
+	h := &listenerHandOver{fd: make(chan int), done: make(chan error), special: msg.SpecialDir}
 	ready := make(chan struct{})
 	go func() {
 		runtime.LockOSThread()
 		close(ready)
-		listener := <-h.fd
-		if _, err := unix.Write(listenerFD, []byte(strconv.Itoa(listener))); err != nil {
+		msg.Listener = <-h.fd
+		data, err := json.Marshal(msg)
+		if err != nil {
+			h.done <- fmt.Errorf("encode hand-over: %w", err)
+			return
+		}
+		if _, err := unix.Write(listenerFD, append(data, '\n')); err != nil {
 			h.done <- fmt.Errorf("send listener: %w", err)
 			return
 		}
@@ -204,6 +237,9 @@ func (h *listenerHandOver) finish(listener int) {
 		os.Exit(ExitSandbox)
 	}
 	unix.Close(listener)
+	if h.special >= 0 {
+		unix.Close(h.special)
+	}
 	unix.Close(listenerFD)
 }
 
@@ -266,36 +302,91 @@ func (g *Guest) kill() {
 	unix.Close(g.sock)
 }
 
+// maxHandOver bounds the init stage's hand-over message.
+const maxHandOver = 64 << 10
+
 // TakeListener takes the sentry's copy of the init stage's notification
-// listener (pidfd_getfd) and lets the init stage go on to exec the guest.
-// On failure the init stage is killed: its calls would wait for a
-// listener nobody serves. ok is false without an error when the init stage
-// failed before loading its filter (it said why itself).
-func (g *Guest) TakeListener() (listener int, ok bool, err error) {
-	defer unix.Close(g.sock)
-	fail := func(err error) (int, bool, error) {
-		unix.Kill(g.Pid, unix.SIGKILL)
-		return -1, false, err
-	}
-	var buf [16]byte
-	n, err := unix.Read(g.sock, buf[:])
-	if n <= 0 {
-		if err != nil {
-			return fail(fmt.Errorf("read listener number: %w", err))
+// listener (pidfd_getfd); Release then lets the init stage go on to exec
+// the guest. When the init stage made the guest a mount namespace,
+// onNamespace is given what the sentry needs of it (and owns its
+// descriptor; it is closed when onNamespace is nil), and mountNS is a
+// descriptor of the namespace itself (-1 without one). On failure the
+// init stage is killed: its calls would wait for a listener nobody
+// serves. ok is false without an error when the init stage failed before
+// loading its filter (it said why itself).
+func (g *Guest) TakeListener(onNamespace func(Namespace)) (listener, mountNS int, ok bool, err error) {
+	listener, mountNS = -1, -1
+	fail := func(err error) (int, int, bool, error) {
+		g.kill()
+		if listener >= 0 {
+			unix.Close(listener)
 		}
-		return -1, false, nil
+		if mountNS >= 0 {
+			unix.Close(mountNS)
+		}
+		return -1, -1, false, err
 	}
-	num, err := strconv.Atoi(string(buf[:n]))
+	var data []byte
+	buf := make([]byte, 4096)
+	for len(data) == 0 || data[len(data)-1] != '\n' {
+		n, err := unix.Read(g.sock, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if n <= 0 {
+			if err != nil {
+				return fail(fmt.Errorf("read the init stage's hand-over: %w", err))
+			}
+			if len(data) > 0 {
+				return fail(fmt.Errorf("short hand-over %q", data))
+			}
+			unix.Close(g.sock)
+			return -1, -1, false, nil
+		}
+		if data = append(data, buf[:n]...); len(data) > maxHandOver {
+			return fail(fmt.Errorf("hand-over longer than %d bytes", maxHandOver))
+		}
+	}
+	var msg handOverMsg
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return fail(fmt.Errorf("bad hand-over %q: %w", data, err))
+	}
+	listener, err = platform.GetFD(int32(g.Pid), int32(msg.Listener))
 	if err != nil {
-		return fail(fmt.Errorf("bad listener number %q", buf[:n]))
+		listener = -1
+		return fail(fmt.Errorf("pidfd_getfd(%d, %d): %w", g.Pid, msg.Listener, err))
 	}
-	listener, err = platform.GetFD(int32(g.Pid), int32(num))
-	if err != nil {
-		return fail(fmt.Errorf("pidfd_getfd(%d, %d): %w", g.Pid, num, err))
+	if msg.Namespace {
+		// The init stage is still alive (it waits for the release
+		// below), so its namespace is the guest's.
+		ns := "/proc/" + strconv.Itoa(g.Pid) + "/ns/mnt"
+		if mountNS, err = unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			mountNS = -1
+			return fail(fmt.Errorf("open %s: %w", ns, err))
+		}
 	}
+	if msg.SpecialDir >= 0 {
+		dir, err := platform.GetFD(int32(g.Pid), int32(msg.SpecialDir))
+		if err != nil {
+			return fail(fmt.Errorf("pidfd_getfd(%d, %d): %w", g.Pid, msg.SpecialDir, err))
+		}
+		if onNamespace == nil {
+			unix.Close(dir)
+		} else {
+			onNamespace(Namespace{SpecialDir: dir, SpecialPath: msg.SpecialPath, Hidden: msg.Hidden})
+		}
+	}
+	return listener, mountNS, true, nil
+}
+
+// Release lets the init stage exec the guest, once the listener it took
+// is served: the guest's first calls may need the server (its injector).
+// On failure the init stage is killed.
+func (g *Guest) Release() error {
+	defer unix.Close(g.sock)
 	if _, err := unix.Write(g.sock, []byte{1}); err != nil {
-		unix.Close(listener)
-		return fail(fmt.Errorf("release init stage: %w", err))
+		unix.Kill(g.Pid, unix.SIGKILL)
+		return fmt.Errorf("release init stage: %w", err)
 	}
-	return listener, true, nil
+	return nil
 }

@@ -32,6 +32,10 @@ type Config struct {
 	Started func(pid int)
 	// Stats, if set, gets the time the guest waited for the sentry.
 	Stats *platform.Stats
+	// Namespace, if set, is given what the init stage made of the
+	// guest's mount namespace, before the guest runs
+	// (launch.Guest.TakeListener).
+	Namespace func(launch.Namespace)
 }
 
 const seizeOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACESECCOMP |
@@ -138,7 +142,7 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 	// hands the listener over.
 	servers := make(chan *unotify.Server, 1)
 	go func() {
-		listener, ok, err := g.TakeListener()
+		listener, mountNS, ok, err := g.TakeListener(cfg.Namespace)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		}
@@ -146,7 +150,13 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 			servers <- nil
 			return
 		}
-		servers <- unotify.Start(listener, sup, cfg.CPU, cfg.Stats)
+		srv := unotify.Start(listener, mountNS, sup, cfg.CPU, cfg.Stats)
+		// Only now: a guest call made before the server gave the
+		// supervisor its injector would find none.
+		if err := g.Release(); err != nil {
+			fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
+		}
+		servers <- srv
 	}()
 	if cfg.Started != nil {
 		cfg.Started(g.Pid)

@@ -60,6 +60,12 @@ type server struct {
 	cpu      int
 	stats    *platform.Stats
 	listener int
+	// mountNS is the guest's mount namespace (-1: the sentry's), which
+	// every serving thread joins: a path the sentry acts on for the
+	// guest (a host path it resolved, served by the sentry itself) must
+	// land where the guest's own call would, under the covers over the
+	// mount points (launch/namespace.go), not in the host's copy.
+	mountNS int
 	// recvMu lets one serving thread at a time wait in
 	// SECCOMP_IOCTL_NOTIF_RECV (the leader; the others wait for it here,
 	// parked by Go): every thread in RECV is woken for each notification,
@@ -81,9 +87,11 @@ type server struct {
 type Server = server
 
 // Start serves listener (the sentry's own copy, which the Server closes
-// at Stop) for sup; cpu >= 0 pins the serving threads there.
-func Start(listener int, sup platform.NotifySupervisor, cpu int, stats *platform.Stats) *Server {
-	s := &server{sup: sup, cpu: cpu, stats: stats}
+// at Stop, as mountNS) for sup, its serving threads in mount namespace
+// mountNS (-1: the sentry's); cpu >= 0 pins them; stats, if set, gets
+// the time the guest waited for the sentry.
+func Start(listener, mountNS int, sup platform.NotifySupervisor, cpu int, stats *platform.Stats) *Server {
+	s := &server{sup: sup, cpu: cpu, stats: stats, mountNS: mountNS}
 	// The flags are the ioctl's argument itself, not a pointer to them
 	// (seccomp_notify_set_flags).
 	// Linux before 6.6 refuses it: correct, only slower.
@@ -106,6 +114,9 @@ func (s *server) fail(err error) {
 func (s *server) Stop() {
 	if s.listener > 0 && s.stopped.CompareAndSwap(false, true) {
 		unix.Close(s.listener)
+		if s.mountNS >= 0 {
+			unix.Close(s.mountNS)
+		}
 	}
 }
 
@@ -122,6 +133,17 @@ func (s *server) serve() {
 		s.threads.Add(-1)
 		s.fail(fmt.Errorf("unshare(CLONE_FS) of a serving thread: %w", err))
 		return
+	}
+	// With its own fs_struct the thread may join another mount namespace
+	// (mntns_install); it never leaves it again.
+	if s.mountNS >= 0 {
+		if err := unix.Setns(s.mountNS, unix.CLONE_NEWNS); err != nil {
+			s.threads.Add(-1)
+			if !s.stopped.Load() {
+				s.fail(fmt.Errorf("setns(CLONE_NEWNS) of a serving thread: %w", err))
+			}
+			return
+		}
 	}
 	if s.cpu >= 0 {
 		var set unix.CPUSet

@@ -55,6 +55,15 @@ func idOf(stx *unix.Statx_t) hostID {
 	return hostID{mnt: stx.Mnt_id, dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), ino: stx.Ino}
 }
 
+// sameFile reports whether a and b are the same file, whichever mount
+// each was seen through: the guest runs in a mount namespace of its own,
+// a copy of the sentry's, so the kernel's path for a file of the guest's
+// (d_path of its working directory or of a descriptor) names it through
+// the sentry's copy of the mount, and the walk may use that path.
+func sameFile(a, b *unix.Statx_t) bool {
+	return a.Dev_major == b.Dev_major && a.Dev_minor == b.Dev_minor && a.Ino == b.Ino
+}
+
 // mountPoint is where a sentry mount sits on the host.
 type mountPoint struct {
 	// path is the mount point's canonical host path (no symlink in it):
@@ -509,7 +518,7 @@ func (ws *walker) refreshDir() {
 	}
 	if t, err := readlinkPath(self); err == nil && len(t) > 0 && t[0] == '/' {
 		var s2 unix.Statx_t
-		if statxPath(t, 0, &s2) == nil && idOf(&s2) == idOf(&stx) {
+		if statxPath(t, 0, &s2) == nil && sameFile(&s2, &stx) {
 			ws.cur.Host = t
 			ws.h.fixed = 1
 		}

@@ -335,7 +335,7 @@ func (ws *walker) kernelJump(np string) error {
 	name, fixed := np, len(np)
 	if t, err := readlinkPath(np); err == nil && len(t) > 0 && t[0] == '/' {
 		var s2 unix.Statx_t
-		if statxPath(t, unix.AT_SYMLINK_NOFOLLOW, &s2) == nil && idOf(&s2) == idOf(&stx) {
+		if statxPath(t, unix.AT_SYMLINK_NOFOLLOW, &s2) == nil && sameFile(&s2, &stx) {
 			name, fixed = t, 1
 		}
 	}
