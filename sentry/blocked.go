@@ -7,7 +7,7 @@ import (
 )
 
 // blockedOp is a call that waits off the serving threads
-// (Task.OpenBlocking) until it completes or is cancelled.
+// (Call.OpenBlocking) until it completes or is cancelled.
 type blockedOp struct {
 	cancel    func()
 	cancelled atomic.Bool

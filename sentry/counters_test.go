@@ -9,7 +9,7 @@ import (
 )
 
 func TestCountersSnapshot(t *testing.T) {
-	serve := func(*Task, *platform.SyscallArgs) Result { return Result{} }
+	serve := func(*Call, *platform.SyscallArgs) Result { return Result{} }
 	var table SyscallTable
 	table[0] = Syscall{Name: "read", Fn: serve}
 	table[3] = Syscall{Name: "close", Fn: serve}

@@ -6,12 +6,8 @@ import (
 	"sentry/platform"
 )
 
-// SyscallFn serves one trapped call of task t.
-type SyscallFn func(t *Task, args *platform.SyscallArgs) Result
-
-// ExitFn completes a rewritten call: it sees the host's return value and
-// returns what the guest sees.
-type ExitFn func(t *Task, ret int64) int64
+// SyscallFn serves one trapped call; args are c.Args.
+type SyscallFn func(c *Call, args *platform.SyscallArgs) Result
 
 // ArgKind says how --strace decodes an argument.
 type ArgKind uint8
@@ -34,7 +30,7 @@ const (
 // HostFn serves a notified call on the host for the guest, with hostPath
 // for the guest's path (the sentry resolved it through one of its mounts
 // back to the host).
-type HostFn func(t *Task, args *platform.SyscallArgs, hostPath string) Result
+type HostFn func(c *Call, args *platform.SyscallArgs, hostPath string) Result
 
 // Syscall is one entry of the table: its name, handler and how to print
 // its arguments.
@@ -109,18 +105,4 @@ func ErrOf(err error) Result {
 		return Err(e)
 	}
 	return Err(unix.EIO)
-}
-
-// Observe lets the host run the call unchanged and calls exit with its
-// result.
-func Observe(t *Task, sysno uintptr, args *platform.SyscallArgs, exit ExitFn, served bool) Result {
-	t.exit = exit
-	return Result{Result: platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: *args}, Served: served}
-}
-
-// RewriteTo makes the host run sysno with args instead and calls exit with
-// its result.
-func RewriteTo(t *Task, sysno uintptr, args platform.SyscallArgs, exit ExitFn) Result {
-	t.exit = exit
-	return Result{Result: platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: args}, Served: true}
 }

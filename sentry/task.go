@@ -66,7 +66,8 @@ func (f *FSContext) fork() *FSContext {
 	return &FSContext{users: 1, cwd: f.cwd, umask: f.umask}
 }
 
-// Task is one guest thread as the sentry sees it.
+// Task is one guest thread as the sentry sees it: its identity and the
+// state that outlives a call. What belongs to one call is in its Call.
 type Task struct {
 	k   *Kernel
 	TID int32
@@ -76,14 +77,11 @@ type Task struct {
 	// with several serving threads, consecutive calls of one guest thread
 	// may be served by different ones.
 	mu sync.Mutex
-	// notify is set while a notified call is served (no registers, no
-	// stack writes); notifID names it for the platform's Injector.
-	notify   bool
-	notifID  uint64
-	hostPath string
-	// rewriting is set from a rewrite to its syscall-exit stop: a
-	// notification of the task meanwhile is for the rewritten call.
-	rewriting bool
+	// call is the call in flight (begin makes it anew at every entry).
+	call Call
+	// next is a call the thread is to issue once its current one returns
+	// (Call.Reissue).
+	next reissue
 	// continued is the last notified call the sentry let the host run
 	// (Kernel.Interrupted).
 	continued continuedCall
@@ -92,64 +90,48 @@ type Task struct {
 	// stack, since a signal handler's own opens may run between a call
 	// and its restarted install call.
 	installs []pendingInstall
+	// forking is the clone the thread is in, from the call's entry to the
+	// clone event that names the child (SetCloneFlags, Kernel.NewTask):
+	// the clone may pass through without an exit stop, so this outlives
+	// the call's Call.
+	forking forkRecord
 
 	fdt *FDTable
 	fs  *FSContext
 	// fdtOf is fdt, readable by other tasks' calls without mu.
 	fdtOf atomic.Pointer[FDTable]
 
-	// exit completes a rewritten call at its syscall-exit stop.
-	exit ExitFn
 	// creds are the task's file system credentials (Linux's cred:
 	// fsuid, fsgid, groups, effective capabilities), copied at clone,
 	// refreshed after set*id, capset and exec.
 	creds *vfs.Credentials
-	// sysno is the call being served, for --strace and counters.
-	sysno uintptr
-	// reissue asks the platform to issue reissueSysno with reissueArgs
-	// right after the current call's exit (SetReissue).
-	reissue      bool
-	reissueSysno uintptr
-	reissueArgs  platform.SyscallArgs
-	// sp is the guest's stack pointer at the current call; stackUsed is
-	// how much below its red zone the sentry has written.
-	sp, stackUsed uintptr
-	// redirect are path arguments (guest address -> replacement address)
-	// for the host to use if the call passes through.
-	redirect  [2][2]uintptr
-	nredirect int
-	// failWith is what the guest's call returns once the close
-	// FailAfterClose reissued has run.
-	failWith int64
-	// reissueExit, when set, is the ExitFn of the reissued call
-	// ReissueObserved asked for (reissueSysno), which stops to be seen.
-	reissueExit ExitFn
-	// nul is the empty string WriteStackString copies out.
-	nul [1]byte
-	// cloneFlags are the flags of the clone this task is in, recorded at
-	// the call's entry for the clone event that follows; cloneFDs is the
-	// descriptor table then.
-	cloneFlags uint64
-	cloneFDs   FDSnapshot
 	// deferred are descriptions whose release was queued as task work by
 	// close in deferred mode (Linux's fput -> task_work_add); they are
 	// released when the task returns to the guest.
 	deferred []*vfs.FileDescription
 
-	// traceArgs and traceServed hold a rewritten call's decoded
-	// arguments until its exit, for --strace.
-	traceArgs   string
-	traceServed bool
+	// bufs is memory the task's calls reuse so that a call allocates
+	// nothing; nothing in it is read across calls.
+	bufs callBuffers
+}
 
-	// pathBuf is reused for guest path strings, ioBuf for data.
-	pathBuf []byte
-	ioBuf   []byte
-	// stat and statx are reused result buffers: filled through the Inode
+// callBuffers are a task's reusable buffers.
+type callBuffers struct {
+	// path is for guest path strings (ReadPath), io for data (IOBuf).
+	path []byte
+	io   []byte
+	// stat and statx are result buffers: filled through the Inode
 	// interface, a local one would escape to the heap on every call.
 	stat  unix.Stat_t
 	statx unix.Statx_t
-	// scratch holds per-call state between a rewrite and its exit.
-	scratch Scratch
+}
+
+// forkRecord is the clone a thread is in.
+type forkRecord struct {
+	// flags are the clone's flags; fds is the descriptor table at the
+	// clone's entry, when the child may get a copy of it.
+	flags uint64
+	fds   FDSnapshot
 }
 
 // continuedCall identifies a notified call the host was let run.
@@ -172,6 +154,40 @@ type pendingInstall struct {
 	inRewrite bool
 }
 
+// pushInstall queues in (taking a reference on its file) for the install
+// call.
+func (t *Task) pushInstall(in pendingInstall) {
+	in.file.IncRef()
+	t.installs = append(t.installs, in)
+	t.dropInstalls(maxPendingInstalls)
+}
+
+// install installs f in the guest that made notified call id (InstallFile).
+func (t *Task) install(id uint64, f *vfs.FileDescription, cloexec bool, undo func()) Result {
+	inj := t.k.injector()
+	fd, old, err := t.fdt.InstallWith(func() (int32, error) {
+		return inj.InstallFD(id, f.HostFD, cloexec)
+	}, f, cloexec)
+	if old != nil {
+		old.DecRef()
+	}
+	if err != nil {
+		if undo != nil {
+			undo()
+		}
+		return ErrOf(err)
+	}
+	return Result{Result: platform.Result{Action: platform.Responded, Ret: int64(fd)}, Served: true}
+}
+
+// release drops the record's snapshot.
+func (r *forkRecord) release() {
+	if r.fds != nil {
+		r.fds.Release()
+	}
+	*r = forkRecord{}
+}
+
 // maxPendingInstalls bounds the installs a task may have waiting: each
 // holds a file, and a signal handler that never returns to its
 // interrupted call leaves its install waiting forever.
@@ -187,83 +203,6 @@ func (t *Task) dropInstalls(keep int) {
 		in.file.DecRef()
 		t.installs = append(t.installs[:0], t.installs[1:]...)
 	}
-}
-
-// InstallFile gives the guest a descriptor for f: a copy of f.HostFD, the
-// file's placeholder, at the lowest free number, with FD_CLOEXEC if
-// cloexec; f is installed in the task's FDTable at that number, and that
-// number is the result of the guest's call. On a notified call this
-// happens now (the platform's ADDFD); a stopped call becomes the install
-// call (platform.Install) and it happens when that call is notified. If
-// no number is free (EMFILE), undo runs and the call fails. The caller
-// keeps its own reference on f.
-func (t *Task) InstallFile(f *vfs.FileDescription, cloexec bool, undo func()) Result {
-	if t.notify {
-		return t.installNow(f, cloexec, undo)
-	}
-	if t.k.injector() == nil {
-		if undo != nil {
-			undo()
-		}
-		return Err(unix.ENOSYS)
-	}
-	f.IncRef()
-	t.installs = append(t.installs, pendingInstall{file: f, cloexec: cloexec, undo: undo, sysno: t.sysno})
-	t.dropInstalls(maxPendingInstalls)
-	return Result{Result: platform.Result{Action: platform.Install}, Served: true}
-}
-
-// InstallFileThen is InstallFile for a stopped call whose handler goes on
-// at the call's exit: the call becomes the install call with an exit stop
-// (a Rewrite), and exit sees the installed number (or the install's
-// error), free to reissue further calls (exec: execveat of the number).
-func (t *Task) InstallFileThen(f *vfs.FileDescription, cloexec bool, undo func(), exit ExitFn) Result {
-	if t.notify || t.k.injector() == nil {
-		if undo != nil {
-			undo()
-		}
-		return Err(unix.ENOSYS)
-	}
-	f.IncRef()
-	t.installs = append(t.installs, pendingInstall{file: f, cloexec: cloexec, undo: undo, sysno: t.sysno, inRewrite: true})
-	t.dropInstalls(maxPendingInstalls)
-	return RewriteTo(t, platform.SysInstallFD, platform.SyscallArgs{}, exit)
-}
-
-// installNow is InstallFile on a notified call.
-func (t *Task) installNow(f *vfs.FileDescription, cloexec bool, undo func()) Result {
-	fd, old, err := t.fdt.InstallWith(func() (int32, error) {
-		return t.k.injector().InstallFD(t.notifID, f.HostFD, cloexec)
-	}, f, cloexec)
-	if old != nil {
-		old.DecRef()
-	}
-	if err != nil {
-		if undo != nil {
-			undo()
-		}
-		return ErrOf(err)
-	}
-	return Result{Result: platform.Result{Action: platform.Responded, Ret: int64(fd)}, Served: true}
-}
-
-// Scratch is a handler's state carried from a call's entry to its exit.
-type Scratch struct {
-	FD    int32
-	FD2   int32
-	Flags uint32
-	Mode  uint32
-	Name  string
-	File  *vfs.FileDescription
-	Aux   uint64
-	Mount *vfs.Mount
-	Dir   vfs.Dentry
-	Found vfs.Dentry
-	Args  platform.SyscallArgs
-	// Shadow is a shadow made for a file an open is creating;
-	// Placeholder is the shadow the open's placeholder opens.
-	Shadow      string
-	Placeholder string
 }
 
 // Kernel returns the task's kernel.
@@ -301,33 +240,11 @@ func (t *Task) runTaskWork() {
 // when the child may get a copy of the descriptor table, the table as it
 // is now (Kernel.NewTask).
 func (t *Task) SetCloneFlags(f uint64) {
-	t.cloneFlags = f
-	if t.cloneFDs != nil {
-		t.cloneFDs.Release()
-		t.cloneFDs = nil
-	}
+	t.forking.release()
+	t.forking.flags = f
 	if f&unix.CLONE_FILES == 0 || f&unix.CLONE_VFORK != 0 {
-		t.cloneFDs = t.fdt.Snapshot()
+		t.forking.fds = t.fdt.Snapshot()
 	}
-}
-
-// ReadPath copies a path argument from the guest (getname): EFAULT,
-// ENAMETOOLONG past PATH_MAX. The bytes are valid until the next call.
-func (t *Task) ReadPath(addr uintptr) ([]byte, error) {
-	if t.pathBuf == nil {
-		t.pathBuf = make([]byte, 0, 256)
-	}
-	p, err := platform.ReadString(t.TID, addr, unix.PathMax-1, t.pathBuf)
-	if p != nil && cap(p) > cap(t.pathBuf) {
-		t.pathBuf = p[:0]
-	}
-	if err == nil && !t.CallValid() {
-		// The thread left the call (or died, and its id may name
-		// another process now): what was read is not its path. The
-		// answer is never delivered.
-		return nil, unix.EINTR
-	}
-	return p, err
 }
 
 // Creds are the credentials the task acts with on the sentry's files.
@@ -354,9 +271,6 @@ func (t *Task) CopyOut(addr uintptr, src []byte) error {
 func (t *Task) CopyIn(addr uintptr, dst []byte) error {
 	return platform.ReadMemory(t.TID, addr, dst)
 }
-
-// Scratch is the handler state carried from a call's entry to its exit.
-func (t *Task) Scratch() *Scratch { return &t.scratch }
 
 // UnshareFDTable gives the task a private copy of a shared table
 // (unshare(CLONE_FILES), close_range's CLOSE_RANGE_UNSHARE).
@@ -389,219 +303,27 @@ func (t *Task) IOBuf(n int) []byte {
 	if n > ioBufSize {
 		n = ioBufSize
 	}
-	if cap(t.ioBuf) < n {
+	if cap(t.bufs.io) < n {
 		c := 4096
 		for c < n {
 			c *= 2
 		}
-		t.ioBuf = make([]byte, c)
+		t.bufs.io = make([]byte, c)
 	}
-	return t.ioBuf[:n]
+	return t.bufs.io[:n]
 }
 
 // StatBuf returns the task's reusable stat buffer, zeroed.
 func (t *Task) StatBuf() *unix.Stat_t {
-	t.stat = unix.Stat_t{}
-	return &t.stat
+	t.bufs.stat = unix.Stat_t{}
+	return &t.bufs.stat
 }
 
 // StatxBuf returns the task's reusable statx buffer, zeroed.
 func (t *Task) StatxBuf() *unix.Statx_t {
-	t.statx = unix.Statx_t{}
-	return &t.statx
+	t.bufs.statx = unix.Statx_t{}
+	return &t.bufs.statx
 }
-
-// SetReissue makes the guest issue sysno with args as soon as the current
-// (rewritten) call returns, instead of returning from it.
-func (t *Task) SetReissue(sysno uintptr, args platform.SyscallArgs) {
-	t.reissue = true
-	t.reissueSysno = sysno
-	t.reissueArgs = args
-}
-
-// ReissueObserved makes the guest issue sysno with args as soon as the
-// current (rewritten) call returns, as SetReissue, and exit then sees that
-// call's result: what exit returns is what the guest's own call returns.
-// sysno must be in the table; if the platform serves it by notification,
-// it does not run and exit's result (given 0) answers it.
-func (t *Task) ReissueObserved(sysno uintptr, args platform.SyscallArgs, exit ExitFn) {
-	t.SetReissue(sysno, args)
-	t.reissueExit = exit
-}
-
-// redZone is the x86-64 ABI's red zone below the stack pointer, which a
-// leaf function may use without moving the stack pointer.
-const redZone = 128
-
-// WriteStackString writes s and a NUL below the guest's stack pointer (past
-// the red zone) and returns its address. The guest is stopped in a system
-// call, so nothing of its own lives there.
-func (t *Task) WriteStackString(s string) (uintptr, error) {
-	if t.notify {
-		// No register can point at it: RedirectHost records the path
-		// for the table's Host instead.
-		return 0, unix.EFAULT
-	}
-	if t.sp == 0 {
-		return 0, unix.EFAULT
-	}
-	addr := (t.sp - redZone - t.stackUsed - uintptr(len(s)) - 1) &^ 15
-	var b []byte
-	if s == "" {
-		b = t.nul[:]
-	} else {
-		b = make([]byte, len(s)+1)
-		copy(b, s)
-	}
-	if err := t.CopyOut(addr, b); err != nil {
-		return 0, err
-	}
-	t.stackUsed = t.sp - redZone - addr
-	return addr, nil
-}
-
-// Notified reports whether the current call is served by notification:
-// it cannot be rewritten, and a descriptor it creates is installed with
-// InstallFD.
-func (t *Task) Notified() bool { return t.notify }
-
-// RedirectHost records that a passed-through notified call must act on
-// host path p instead of the guest's path: the table entry's Host serves
-// it on the host for the guest.
-func (t *Task) RedirectHost(p string) {
-	t.hostPath = p
-	t.nredirect = 1
-}
-
-// InstallFD installs a copy of the sentry's descriptor fd in the guest's
-// table at the lowest free number and completes the notified call with
-// that number (everything else must be done first). The sentry's fd stays
-// the caller's to close.
-func (t *Task) InstallFD(fd int, cloexec bool) (int32, error) {
-	if t.k.injector() == nil || !t.notify {
-		return -1, unix.ENOSYS
-	}
-	return t.k.injector().InstallFD(t.notifID, fd, cloexec)
-}
-
-// OpenBlocking answers a notified call with the host descriptor open
-// returns, where open may block until another guest process acts (a
-// FIFO's other end): it runs on a goroutine of its own, without the
-// task's lock and off the platform's serving threads, so that a guest
-// waiting in a FIFO's open holds up nothing else, however many do. The
-// call is answered when open returns; if the task or the sandbox goes
-// first, cancel must make open return (it opens the FIFO's other end).
-// Only for notified calls.
-func (t *Task) OpenBlocking(open func() (int, error), cancel func(), cloexec bool) Result {
-	if !t.notify || t.k.injector() == nil {
-		return Err(unix.ENOSYS)
-	}
-	op := &blockedOp{cancel: cancel}
-	// The number it was added under: the goroutine must not read t.TID,
-	// which an exec changes under t.mu (a data race on main).
-	tid := t.TID
-	t.k.blocked.add(tid, op)
-	id, inj := t.notifID, t.k.injector()
-	go func() {
-		fd, err := open()
-		op.done.Store(true)
-		t.k.blocked.remove(tid, op)
-		switch {
-		case err != nil:
-			inj.Respond(id, -int64(errnoOf(err)))
-		case op.cancelled.Load():
-			// The guest is gone; the descriptor was only the way out.
-			unix.Close(fd)
-		default:
-			if _, ierr := inj.InstallFD(id, fd, cloexec); ierr != nil {
-				// Gone meanwhile.
-				inj.Respond(id, -int64(errnoOf(ierr)))
-			}
-			unix.Close(fd)
-		}
-	}()
-	return Result{Result: platform.Result{Action: platform.Responded}, Served: true}
-}
-
-// errnoOf is err as an errno (EIO for anything else).
-func errnoOf(err error) unix.Errno {
-	if e, ok := err.(unix.Errno); ok {
-		return e
-	}
-	return unix.EIO
-}
-
-// Blocking tells a concurrent platform that the handler is about to wait
-// for something the guest may do, so that other calls are served
-// meanwhile.
-func (t *Task) Blocking() {
-	if t.notify && t.k.injector() != nil {
-		t.k.injector().Blocking()
-	}
-}
-
-// CallValid reports whether the notified call is still waiting: a guest
-// thread that died or was interrupted meanwhile is not answered with what
-// the sentry read of memory that may no longer be its own. Always true on
-// a stopping platform (the thread cannot leave its stop).
-func (t *Task) CallValid() bool {
-	if !t.notify || t.k.injector() == nil {
-		return true
-	}
-	return t.k.injector().Valid(t.notifID)
-}
-
-// RedirectPath makes a passed-through call use the string at newAddr
-// where the guest passed oldAddr.
-func (t *Task) RedirectPath(oldAddr, newAddr uintptr) {
-	if t.nredirect < len(t.redirect) {
-		t.redirect[t.nredirect] = [2]uintptr{oldAddr, newAddr}
-		t.nredirect++
-	}
-}
-
-// FailAfterClose makes the guest's call fail with errno after closing its
-// descriptor fd, which the call made and the sentry installed (exec of a
-// sentry file: the installed descriptor of its backing, when the execveat
-// of it failed): fd leaves the task's table, and the guest closes it by a
-// reissued close_range(fd, fd, 0), which stops on every platform (close
-// itself may be notified, and a notified call cannot both run and be
-// seen). Call it from an ExitFn, and return ret.
-func (t *Task) FailAfterClose(fd int32, errno unix.Errno) {
-	if f := t.fdt.Remove(fd); f != nil {
-		f.DecRef()
-	}
-	t.failWith = -int64(errno)
-	t.ReissueObserved(unix.SYS_CLOSE_RANGE, platform.SyscallArgs{uintptr(fd), uintptr(fd), 0}, failExit)
-}
-
-// StackBuffer reserves n bytes below the guest's stack pointer (past the
-// red zone and what this call already wrote there) and, if data is not
-// nil, copies it there. It returns the address. Only memory the guest's
-// stack mapping already covers can be used: the kernel does not grow a
-// stack for another process's writes.
-func (t *Task) StackBuffer(n int, data []byte) (uintptr, error) {
-	if t.sp == 0 {
-		return 0, unix.EFAULT
-	}
-	addr := (t.sp - redZone - t.stackUsed - uintptr(n)) &^ 15
-	if data != nil {
-		if err := t.CopyOut(addr, data); err != nil {
-			return 0, err
-		}
-	} else {
-		// Probe that the range is mapped and writable.
-		var probe [1]byte
-		if t.CopyIn(addr, probe[:]) != nil || t.CopyOut(addr, probe[:]) != nil {
-			return 0, unix.EFAULT
-		}
-	}
-	t.stackUsed = t.sp - redZone - addr
-	return addr, nil
-}
-
-// Sysno is the number of the call the task is in.
-func (t *Task) Sysno() uintptr { return t.sysno }
 
 // SetCreds replaces the task's credentials (as commit_creds).
 func (t *Task) SetCreds(c vfs.Credentials) { t.creds = &c }

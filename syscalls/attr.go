@@ -13,38 +13,38 @@ import (
 // setAttrAt resolves (dirfd, path) and applies a; a host file passes
 // through. An empty path with AT_EMPTY_PATH (or a NULL one where the call
 // allows it) is dirfd itself.
-func setAttrAt(t *sentry.Task, dirfd int32, pathAddr uintptr, follow, emptyOK bool, a *vfs.Attr) sentry.Result {
+func setAttrAt(c *sentry.Call, dirfd int32, pathAddr uintptr, follow, emptyOK bool, a *vfs.Attr) sentry.Result {
 	var r resolved
 	var err error
 	if pathAddr == 0 && emptyOK {
-		r, err = resolveEmpty(t, dirfd)
+		r, err = resolveEmpty(c, dirfd)
 	} else {
-		r, err = resolveAt(t, dirfd, pathAddr, follow, emptyOK)
+		r, err = resolveAt(c, dirfd, pathAddr, follow, emptyOK)
 	}
 	d, res, ok := existing(r, err)
 	if !ok {
 		return res
 	}
-	return setAttr(t, d.Inode(), a)
+	return setAttr(c, d.Inode(), a)
 }
 
-func setAttr(t *sentry.Task, ino vfs.Inode, a *vfs.Attr) sentry.Result {
+func setAttr(c *sentry.Call, ino vfs.Inode, a *vfs.Attr) sentry.Result {
 	s, ok := ino.(vfs.AttrSetter)
 	if !ok {
 		return sentry.Err(unix.EPERM)
 	}
-	return retErr(s.SetAttr(t.Creds(), a))
+	return retErr(s.SetAttr(c.Creds(), a))
 }
 
 // setAttrFD applies a to a virtual fd (fchmod, fchown, futimens);
 // O_PATH descriptions are EBADF.
-func setAttrFD(t *sentry.Task, fd int32, a *vfs.Attr) sentry.Result {
-	f, res, ok := fileFor(t, fd)
+func setAttrFD(c *sentry.Call, fd int32, a *vfs.Attr) sentry.Result {
+	f, res, ok := fileFor(c, fd)
 	if !ok {
 		return res
 	}
 	defer f.DecRef()
-	return setAttr(t, f.Inode, a)
+	return setAttr(c, f.Inode, a)
 }
 
 func modeAttr(mode uintptr) *vfs.Attr {
@@ -52,35 +52,35 @@ func modeAttr(mode uintptr) *vfs.Attr {
 }
 
 // Chmod is chmod(path, mode).
-func Chmod(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return setAttrAt(t, unix.AT_FDCWD, args[0], true, false, modeAttr(args[1]))
+func Chmod(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return setAttrAt(c, unix.AT_FDCWD, args[0], true, false, modeAttr(args[1]))
 }
 
 // Fchmod is fchmod(fd, mode).
-func Fchmod(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return setAttrFD(t, int32(args[0]), modeAttr(args[1]))
+func Fchmod(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return setAttrFD(c, int32(args[0]), modeAttr(args[1]))
 }
 
 // Fchmodat is fchmodat(dirfd, path, mode): no flags at all.
-func Fchmodat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return setAttrAt(t, int32(args[0]), args[1], true, false, modeAttr(args[2]))
+func Fchmodat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return setAttrAt(c, int32(args[0]), args[1], true, false, modeAttr(args[2]))
 }
 
 // Fchmodat2 is fchmodat2(dirfd, path, mode, flags): AT_SYMLINK_NOFOLLOW
 // on a symlink is EOPNOTSUPP (symlink modes cannot change), AT_EMPTY_PATH
 // names dirfd.
-func Fchmodat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Fchmodat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[3])
 	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	r, err := resolveAt(t, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
+	r, err := resolveAt(c, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	if r.file != nil {
 		defer r.file.DecRef()
-		return setAttr(t, r.file.Inode, modeAttr(args[2]))
+		return setAttr(c, r.file.Inode, modeAttr(args[2]))
 	}
 	if r.host {
 		return sentry.Pass()
@@ -91,7 +91,7 @@ func Fchmodat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if r.Dentry.Inode().Mode()&unix.S_IFMT == unix.S_IFLNK {
 		return sentry.Err(unix.EOPNOTSUPP)
 	}
-	return setAttr(t, r.Dentry.Inode(), modeAttr(args[2]))
+	return setAttr(c, r.Dentry.Inode(), modeAttr(args[2]))
 }
 
 // ownerAttr is chown's (uid, gid), where -1 leaves one unchanged.
@@ -109,27 +109,27 @@ func ownerAttr(uid, gid uintptr) *vfs.Attr {
 }
 
 // Chown is chown(path, uid, gid).
-func Chown(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return setAttrAt(t, unix.AT_FDCWD, args[0], true, false, ownerAttr(args[1], args[2]))
+func Chown(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return setAttrAt(c, unix.AT_FDCWD, args[0], true, false, ownerAttr(args[1], args[2]))
 }
 
 // Lchown is lchown(path, uid, gid).
-func Lchown(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return setAttrAt(t, unix.AT_FDCWD, args[0], false, false, ownerAttr(args[1], args[2]))
+func Lchown(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return setAttrAt(c, unix.AT_FDCWD, args[0], false, false, ownerAttr(args[1], args[2]))
 }
 
 // Fchown is fchown(fd, uid, gid).
-func Fchown(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return setAttrFD(t, int32(args[0]), ownerAttr(args[1], args[2]))
+func Fchown(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return setAttrFD(c, int32(args[0]), ownerAttr(args[1], args[2]))
 }
 
 // Fchownat is fchownat(dirfd, path, uid, gid, flags).
-func Fchownat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Fchownat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[4])
 	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	return setAttrAt(t, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0,
+	return setAttrAt(c, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0,
 		ownerAttr(args[2], args[3]))
 }
 
@@ -142,21 +142,21 @@ const (
 // timesAttr reads struct timespec[2] (NULL: both now), as
 // do_utimensat: nanoseconds outside [0, 1e9) other than UTIME_NOW and
 // UTIME_OMIT are EINVAL.
-func timesAttr(t *sentry.Task, addr uintptr) (*vfs.Attr, error) {
-	return readTimes(t, addr, 1, true)
+func timesAttr(c *sentry.Call, addr uintptr) (*vfs.Attr, error) {
+	return readTimes(c, addr, 1, true)
 }
 
 // readTimes reads two {seconds, fraction} pairs, the fraction counting
 // units nanoseconds (timespec: 1, timeval: 1000), with the UTIME_*
 // specials only for timespecs; NULL means both now.
-func readTimes(t *sentry.Task, addr uintptr, unit int64, specials bool) (*vfs.Attr, error) {
+func readTimes(c *sentry.Call, addr uintptr, unit int64, specials bool) (*vfs.Attr, error) {
 	a := &vfs.Attr{Mask: vfs.AttrAtime | vfs.AttrMtime}
 	if addr == 0 {
 		a.AtimeNow, a.MtimeNow = true, true
 		return a, nil
 	}
 	var b [32]byte
-	if err := t.CopyIn(addr, b[:]); err != nil {
+	if err := c.CopyIn(addr, b[:]); err != nil {
 		return nil, unix.EFAULT
 	}
 	for i := 0; i < 2; i++ {
@@ -182,31 +182,31 @@ func readTimes(t *sentry.Task, addr uintptr, unit int64, specials bool) (*vfs.At
 
 // Utimensat is utimensat(dirfd, path, times, flags); a NULL path is
 // futimens(dirfd). Both times UTIME_OMIT changes nothing and succeeds.
-func Utimensat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Utimensat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[3])
 	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	if args[1] == 0 && !t.FDTable().Has(int32(args[0])) {
+	if args[1] == 0 && !c.FDTable().Has(int32(args[0])) {
 		return sentry.Pass()
 	}
-	a, err := timesAttr(t, args[2])
+	a, err := timesAttr(c, args[2])
 	if err != nil {
-		if args[1] == 0 || t.FDTable().Has(int32(args[0])) {
+		if args[1] == 0 || c.FDTable().Has(int32(args[0])) {
 			return sentry.ErrOf(err)
 		}
 		// A host path's own errors come from the host.
-		r, rerr := resolveAt(t, int32(args[0]), args[1], true, true)
+		r, rerr := resolveAt(c, int32(args[0]), args[1], true, true)
 		if rerr == nil && r.host {
 			return sentry.Pass()
 		}
 		return sentry.ErrOf(err)
 	}
 	if args[1] == 0 {
-		return setAttrFD(t, int32(args[0]), a)
+		return setAttrFD(c, int32(args[0]), a)
 	}
 	if a.Mask == 0 {
-		r, err := resolveAt(t, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
+		r, err := resolveAt(c, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
 		if err != nil {
 			return sentry.ErrOf(err)
 		}
@@ -218,46 +218,46 @@ func Utimensat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		}
 		return sentry.Ret(0)
 	}
-	return setAttrAt(t, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0, a)
+	return setAttrAt(c, int32(args[0]), args[1], flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0, a)
 }
 
 // timevalsAttr reads struct timeval[2] (NULL: both now) for utimes and
 // futimesat: microseconds outside [0, 1e6) are EINVAL.
-func timevalsAttr(t *sentry.Task, addr uintptr) (*vfs.Attr, error) {
-	return readTimes(t, addr, 1000, false)
+func timevalsAttr(c *sentry.Call, addr uintptr) (*vfs.Attr, error) {
+	return readTimes(c, addr, 1000, false)
 }
 
 // Utimes is utimes(path, times).
-func Utimes(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return futimesat(t, unix.AT_FDCWD, args[0], args[1])
+func Utimes(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return futimesat(c, unix.AT_FDCWD, args[0], args[1])
 }
 
 // Futimesat is futimesat(dirfd, path, times).
-func Futimesat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return futimesat(t, int32(args[0]), args[1], args[2])
+func Futimesat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return futimesat(c, int32(args[0]), args[1], args[2])
 }
 
-func futimesat(t *sentry.Task, dirfd int32, pathAddr, times uintptr) sentry.Result {
-	r, err := resolveAt(t, dirfd, pathAddr, true, false)
+func futimesat(c *sentry.Call, dirfd int32, pathAddr, times uintptr) sentry.Result {
+	r, err := resolveAt(c, dirfd, pathAddr, true, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	if r.host {
 		return sentry.Pass()
 	}
-	a, err := timevalsAttr(t, times)
+	a, err := timevalsAttr(c, times)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
 	}
-	return setAttr(t, r.Dentry.Inode(), a)
+	return setAttr(c, r.Dentry.Inode(), a)
 }
 
 // Utime is utime(path, struct utimbuf *) (seconds only).
-func Utime(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	r, err := resolveAt(t, unix.AT_FDCWD, args[0], true, false)
+func Utime(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	r, err := resolveAt(c, unix.AT_FDCWD, args[0], true, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -267,7 +267,7 @@ func Utime(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	a := &vfs.Attr{Mask: vfs.AttrAtime | vfs.AttrMtime, AtimeNow: true, MtimeNow: true}
 	if args[1] != 0 {
 		var b [16]byte
-		if err := t.CopyIn(args[1], b[:]); err != nil {
+		if err := c.CopyIn(args[1], b[:]); err != nil {
 			return sentry.Err(unix.EFAULT)
 		}
 		a = &vfs.Attr{Mask: vfs.AttrAtime | vfs.AttrMtime,
@@ -277,5 +277,5 @@ func Utime(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
 	}
-	return setAttr(t, r.Dentry.Inode(), a)
+	return setAttr(c, r.Dentry.Inode(), a)
 }

@@ -14,21 +14,21 @@ import (
 // task returns to the guest (stock fput: close.deferred). The host then
 // closes the placeholder, which cannot fail, so the guest sees 0 and the
 // slot is free for the next open.
-func Close(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f := t.FDTable().Remove(int32(args[0]))
+func Close(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	f := c.FDTable().Remove(int32(args[0]))
 	if f == nil {
 		return sentry.Pass()
 	}
-	release(t, f)
+	release(c, f)
 	return sentry.PassServed()
 }
 
 // release drops a table's reference on f by the configured close path.
-func release(t *sentry.Task, f *vfs.FileDescription) {
-	k := t.Kernel()
+func release(c *sentry.Call, f *vfs.FileDescription) {
+	k := c.Kernel()
 	if k.Opts.ClosePath == sentry.CloseDeferred {
 		k.Counters.CloseDeferred.Add(1)
-		t.QueueRelease(f)
+		c.QueueRelease(f)
 		return
 	}
 	k.Counters.CloseSync.Add(1)
@@ -38,32 +38,33 @@ func release(t *sentry.Task, f *vfs.FileDescription) {
 // CloseRange is close_range(first, last, flags). The host validates the
 // arguments and closes (or marks) the placeholders; the table follows at
 // the call's exit, only if it succeeded.
-func CloseRange(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	if t.FDTable().Len() == 0 {
+func CloseRange(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if c.FDTable().Len() == 0 {
 		return sentry.Pass()
 	}
-	s := t.Scratch()
-	*s = sentry.Scratch{Aux: uint64(uint32(args[0])), FD: int32(uint32(args[1])), Flags: uint32(args[2])}
-	s.Mode = uint32(args[1])
-	return sentry.Observe(t, unix.SYS_CLOSE_RANGE, args, closeRangeExit, true)
+	return sentry.Observe(c, unix.SYS_CLOSE_RANGE, args, &closeRangeExit{first: uint32(args[0]), last: uint32(args[1]), flags: uint32(args[2])}, true)
 }
 
-func closeRangeExit(t *sentry.Task, ret int64) int64 {
+// closeRangeExit follows a close_range that succeeded.
+type closeRangeExit struct {
+	first, last, flags uint32
+}
+
+func (cr *closeRangeExit) Exit(c *sentry.Call, ret int64) int64 {
 	if ret != 0 {
 		return ret
 	}
-	s := t.Scratch()
-	first, last, flags := uint32(s.Aux), s.Mode, s.Flags
+	first, last := cr.first, cr.last
 	in := func(fd int32) bool { return uint32(fd) >= first && uint32(fd) <= last }
-	if flags&unix.CLOSE_RANGE_UNSHARE != 0 {
-		t.UnshareFDTable()
+	if cr.flags&unix.CLOSE_RANGE_UNSHARE != 0 {
+		c.UnshareFDTable()
 	}
-	if flags&unix.CLOSE_RANGE_CLOEXEC != 0 {
-		t.FDTable().SetCloseOnExecIf(in)
+	if cr.flags&unix.CLOSE_RANGE_CLOEXEC != 0 {
+		c.FDTable().SetCloseOnExecIf(in)
 		return ret
 	}
-	for _, f := range t.FDTable().RemoveIf(func(fd int32, _ bool) bool { return in(fd) }) {
-		release(t, f)
+	for _, f := range c.FDTable().RemoveIf(func(fd int32, _ bool) bool { return in(fd) }) {
+		release(c, f)
 	}
 	return ret
 }

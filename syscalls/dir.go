@@ -8,29 +8,29 @@ import (
 )
 
 // Unlink is unlink(path).
-func Unlink(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return unlinkat(t, unix.AT_FDCWD, args[0], 0)
+func Unlink(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return unlinkat(c, unix.AT_FDCWD, args[0], 0)
 }
 
 // Unlinkat is unlinkat(dirfd, path, flags).
-func Unlinkat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Unlinkat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[2])
 	if flags&^unix.AT_REMOVEDIR != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	return unlinkat(t, int32(args[0]), args[1], flags)
+	return unlinkat(c, int32(args[0]), args[1], flags)
 }
 
 // Rmdir is rmdir(path).
-func Rmdir(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return unlinkat(t, unix.AT_FDCWD, args[0], unix.AT_REMOVEDIR)
+func Rmdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return unlinkat(c, unix.AT_FDCWD, args[0], unix.AT_REMOVEDIR)
 }
 
 // unlinkat is do_unlinkat and do_rmdir: the parent is walked, the last
 // component must be a plain name ("." and ".." are refused as Linux
 // refuses them), and a trailing slash is only allowed on a directory.
-func unlinkat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags uint32) sentry.Result {
-	r, err := resolveAt(t, dirfd, pathAddr, false, false)
+func unlinkat(c *sentry.Call, dirfd int32, pathAddr uintptr, flags uint32) sentry.Result {
+	r, err := resolveAt(c, dirfd, pathAddr, false, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -60,7 +60,7 @@ func unlinkat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags uint32) sentr
 		return sentry.Err(unix.ENOENT)
 	}
 	if rmdir {
-		return retErr(r.Parent.Rmdir(r.Name, t.Creds()))
+		return retErr(r.Parent.Rmdir(r.Name, c.Creds()))
 	}
 	if r.TrailingSlash {
 		if r.Dentry.Inode().Mode()&unix.S_IFMT == unix.S_IFDIR {
@@ -68,23 +68,23 @@ func unlinkat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags uint32) sentr
 		}
 		return sentry.Err(unix.ENOTDIR)
 	}
-	return retErr(r.Parent.Unlink(r.Name, t.Creds()))
+	return retErr(r.Parent.Unlink(r.Name, c.Creds()))
 }
 
 // Mkdir is mkdir(path, mode).
-func Mkdir(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return mkdirat(t, unix.AT_FDCWD, args[0], uint32(args[1]))
+func Mkdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return mkdirat(c, unix.AT_FDCWD, args[0], uint32(args[1]))
 }
 
 // Mkdirat is mkdirat(dirfd, path, mode).
-func Mkdirat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return mkdirat(t, int32(args[0]), args[1], uint32(args[2]))
+func Mkdirat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return mkdirat(c, int32(args[0]), args[1], uint32(args[2]))
 }
 
 // mkdirat is do_mkdirat: the mode keeps permission and sticky bits, less
 // the umask.
-func mkdirat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode uint32) sentry.Result {
-	r, err := resolveAt(t, dirfd, pathAddr, false, false)
+func mkdirat(c *sentry.Call, dirfd int32, pathAddr uintptr, mode uint32) sentry.Result {
+	r, err := resolveAt(c, dirfd, pathAddr, false, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -94,8 +94,8 @@ func mkdirat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode uint32) sentry.
 	if r.Dentry != nil || r.Name == "" || r.Name == "." || r.Name == ".." {
 		return sentry.Err(unix.EEXIST)
 	}
-	mode = mode & (0777 | unix.S_ISVTX) &^ t.FSContext().Umask()
-	_, err = r.Parent.Mkdir(r.Name, mode, t.Creds())
+	mode = mode & (0777 | unix.S_ISVTX) &^ c.FSContext().Umask()
+	_, err = r.Parent.Mkdir(r.Name, mode, c.Creds())
 	return retErr(err)
 }
 

@@ -13,50 +13,49 @@ import (
 // virtual fd pass through without an exit stop.
 
 // Dup is dup(oldfd).
-func Dup(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return dupObserve(t, args, unix.SYS_DUP, int32(args[0]), -1, false)
+func Dup(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return dupObserve(c, args, unix.SYS_DUP, int32(args[0]), -1, false)
 }
 
 // Dup2 is dup2(oldfd, newfd).
-func Dup2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return dupObserve(t, args, unix.SYS_DUP2, int32(args[0]), int32(args[1]), false)
+func Dup2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return dupObserve(c, args, unix.SYS_DUP2, int32(args[0]), int32(args[1]), false)
 }
 
 // Dup3 is dup3(oldfd, newfd, flags).
-func Dup3(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return dupObserve(t, args, unix.SYS_DUP3, int32(args[0]), int32(args[1]), uint32(args[2])&unix.O_CLOEXEC != 0)
+func Dup3(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return dupObserve(c, args, unix.SYS_DUP3, int32(args[0]), int32(args[1]), uint32(args[2])&unix.O_CLOEXEC != 0)
 }
 
-func dupObserve(t *sentry.Task, args *platform.SyscallArgs, sysno uintptr, oldfd, newfd int32, cloexec bool) sentry.Result {
-	fdt := t.FDTable()
+func dupObserve(c *sentry.Call, args *platform.SyscallArgs, sysno uintptr, oldfd, newfd int32, cloexec bool) sentry.Result {
+	fdt := c.FDTable()
 	if !fdt.Has(oldfd) && (newfd < 0 || !fdt.Has(newfd)) {
 		return sentry.Pass()
 	}
-	s := t.Scratch()
-	*s = sentry.Scratch{FD: oldfd, FD2: newfd}
-	if cloexec {
-		s.Flags = unix.O_CLOEXEC
-	}
-	return sentry.Observe(t, sysno, args, dupExit, true)
+	return sentry.Observe(c, sysno, args, &dupExit{oldfd: oldfd, cloexec: cloexec}, true)
 }
 
 // dupExit installs the result: the new number shares oldfd's description
 // (or, for a host oldfd, a virtual newfd was replaced by a host fd).
-func dupExit(t *sentry.Task, ret int64) int64 {
+type dupExit struct {
+	oldfd   int32
+	cloexec bool
+}
+
+func (d *dupExit) Exit(c *sentry.Call, ret int64) int64 {
 	if ret < 0 {
 		return ret
 	}
-	s := t.Scratch()
 	newfd := int32(ret)
-	if newfd == s.FD {
+	if newfd == d.oldfd {
 		// dup2(fd, fd): nothing changes.
 		return ret
 	}
-	fdt := t.FDTable()
-	f := fdt.Get(s.FD)
+	fdt := c.FDTable()
+	f := fdt.Get(d.oldfd)
 	var old = fdt.Remove(newfd)
 	if f != nil {
-		if prev := fdt.Install(newfd, f, s.Flags&unix.O_CLOEXEC != 0); prev != nil {
+		if prev := fdt.Install(newfd, f, d.cloexec); prev != nil {
 			prev.DecRef()
 		}
 		f.DecRef()
@@ -72,23 +71,17 @@ func dupExit(t *sentry.Task, ret int64) int64 {
 // Fcntl is fcntl(fd, cmd, arg). Every command runs on the host; the table
 // follows the descriptor commands (the placeholder's FD_CLOEXEC is what
 // exec obeys).
-func Fcntl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	fd, cmd, arg := int32(args[0]), int(args[1]), args[2]
-	fdt := t.FDTable()
+	fdt := c.FDTable()
 	if !fdt.Has(fd) {
 		return sentry.Pass()
 	}
-	s := t.Scratch()
 	switch cmd {
 	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC:
-		*s = sentry.Scratch{FD: fd, FD2: -1}
-		if cmd == unix.F_DUPFD_CLOEXEC {
-			s.Flags = unix.O_CLOEXEC
-		}
-		return sentry.Observe(t, unix.SYS_FCNTL, args, dupExit, true)
+		return sentry.Observe(c, unix.SYS_FCNTL, args, &dupExit{oldfd: fd, cloexec: cmd == unix.F_DUPFD_CLOEXEC}, true)
 	case unix.F_SETFD:
-		*s = sentry.Scratch{FD: fd, Aux: uint64(arg)}
-		return sentry.Observe(t, unix.SYS_FCNTL, args, setfdExit, true)
+		return sentry.Observe(c, unix.SYS_FCNTL, args, &setfdExit{fd: fd, cloexec: arg&unix.FD_CLOEXEC != 0}, true)
 	case unix.F_GETFL, unix.F_SETFL:
 		// An O_PATH description's placeholder is not an O_PATH file
 		// (fs/tmpfs/storage.go, openAnon): the sentry answers for it,
@@ -120,10 +113,16 @@ func Fcntl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	return sentry.PassServed()
 }
 
-func setfdExit(t *sentry.Task, ret int64) int64 {
+// setfdExit follows a change of fd's FD_CLOEXEC (F_SETFD, FIOCLEX,
+// FIONCLEX) that succeeded.
+type setfdExit struct {
+	fd      int32
+	cloexec bool
+}
+
+func (s *setfdExit) Exit(c *sentry.Call, ret int64) int64 {
 	if ret == 0 {
-		s := t.Scratch()
-		t.FDTable().SetCloseOnExec(s.FD, s.Aux&unix.FD_CLOEXEC != 0)
+		c.FDTable().SetCloseOnExec(s.fd, s.cloexec)
 	}
 	return ret
 }

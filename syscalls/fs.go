@@ -16,52 +16,52 @@ import (
 // directory of the sentry's becomes the task's working directory in the
 // sentry only (the kernel's stays where it was; every path call that can
 // reach the sentry's files is trapped and resolved against the sentry's).
-func Chdir(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	r, err := resolveAt(t, unix.AT_FDCWD, args[0], true, false)
+func Chdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	r, err := resolveAt(c, unix.AT_FDCWD, args[0], true, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	if r.host {
-		return sentry.Observe(t, unix.SYS_CHDIR, args, chdirExit, false)
+		return sentry.Observe(c, unix.SYS_CHDIR, args, chdirExit{}, false)
 	}
-	return chdirTo(t, r.Mount, r.Dentry)
+	return chdirTo(c, r.Mount, r.Dentry)
 }
 
 // Fchdir is fchdir(fd); see Chdir.
-func Fchdir(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f := t.FDTable().Get(int32(args[0]))
+func Fchdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	f := c.FDTable().Get(int32(args[0]))
 	if f == nil {
-		return sentry.Observe(t, unix.SYS_FCHDIR, args, chdirExit, false)
+		return sentry.Observe(c, unix.SYS_FCHDIR, args, chdirExit{}, false)
 	}
 	defer f.DecRef()
-	return chdirTo(t, f.Mount, f.Dentry)
+	return chdirTo(c, f.Mount, f.Dentry)
 }
 
 // chdirTo is set_fs_pwd after the checks of chdir: ENOENT, ENOTDIR, and
 // search permission.
-func chdirTo(t *sentry.Task, m *vfs.Mount, d vfs.Dentry) sentry.Result {
+func chdirTo(c *sentry.Call, m *vfs.Mount, d vfs.Dentry) sentry.Result {
 	if d == nil {
 		return sentry.Err(unix.ENOENT)
 	}
 	if d.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
 		return sentry.Err(unix.ENOTDIR)
 	}
-	if err := d.Inode().CheckPermission(t.Creds(), vfs.MayExec); err != nil {
+	if err := d.Inode().CheckPermission(c.Creds(), vfs.MayExec); err != nil {
 		return sentry.ErrOf(err)
 	}
-	t.FSContext().SetCwd(vfs.Location{Mount: m, Dentry: d})
+	c.FSContext().SetCwd(vfs.Location{Mount: m, Dentry: d})
 	return sentry.Ret(0)
 }
 
 // Getcwd is getcwd(buf, size): a working directory in the sentry's files
 // is the sentry's to report (ERANGE if it does not fit, as Linux); with
 // the directory unlinked, "(unreachable)"-less Linux reports ENOENT.
-func Getcwd(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	loc := t.FSContext().Cwd()
+func Getcwd(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	loc := c.FSContext().Cwd()
 	if loc.IsHost() {
 		return sentry.Pass()
 	}
-	st := t.StatBuf()
+	st := c.StatBuf()
 	if loc.Dentry.Inode().Stat(st); st.Nlink == 0 {
 		// An unlinked working directory has no path (d_path's
 		// "(unreachable)" case is ENOENT for getcwd).
@@ -72,22 +72,26 @@ func Getcwd(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		return sentry.Err(unix.ERANGE)
 	}
 	b := append([]byte(cwd), 0)
-	if err := t.CopyOut(args[0], b); err != nil {
+	if err := c.CopyOut(args[0], b); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(int64(len(b)))
 }
 
-func chdirExit(t *sentry.Task, ret int64) int64 {
+// chdirExit takes the working directory a host chdir moved to from the
+// kernel.
+type chdirExit struct{}
+
+func (chdirExit) Exit(c *sentry.Call, ret int64) int64 {
 	if ret == 0 {
 		var buf [unix.PathMax]byte
-		link := "/proc/" + strconv.Itoa(int(t.TID)) + "/cwd"
+		link := "/proc/" + strconv.Itoa(int(c.TID)) + "/cwd"
 		n, err := unix.Readlink(link, buf[:])
 		if err == nil {
 			// Held open: the directory the kernel's cwd is, however
 			// it is renamed later (a path relative to it is checked
 			// there, not at a stale name).
-			t.FSContext().SetCwd(vfs.Location{Host: string(buf[:n]), Dir: vfs.OpenHostDir(link)})
+			c.FSContext().SetCwd(vfs.Location{Host: string(buf[:n]), Dir: vfs.OpenHostDir(link)})
 		}
 	}
 	return ret
@@ -95,7 +99,7 @@ func chdirExit(t *sentry.Task, ret int64) int64 {
 
 // Umask records the new mask (umask cannot fail) for files the sentry
 // creates, and lets the host keep its own copy in step.
-func Umask(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	t.FSContext().SetUmask(uint32(args[0]))
+func Umask(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	c.FSContext().SetUmask(uint32(args[0]))
 	return sentry.Pass()
 }

@@ -19,19 +19,14 @@ const (
 // tmpfs does (FIONREAD from the shared offset, FIONBIO and FIOASYNC on the
 // shared status flags, FS_IOC_GETFLAGS, ENOTTY for terminal requests); the
 // sentry only follows FIOCLEX and FIONCLEX, the descriptor flag exec obeys.
-func Ioctl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Ioctl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	fd, req := int32(args[0]), uint32(args[1])
-	if !t.FDTable().Has(fd) {
+	if !c.FDTable().Has(fd) {
 		return sentry.Pass()
 	}
 	switch req {
 	case fioclex, fionclex:
-		s := t.Scratch()
-		*s = sentry.Scratch{FD: fd}
-		if req == fioclex {
-			s.Aux = unix.FD_CLOEXEC
-		}
-		return sentry.Observe(t, unix.SYS_IOCTL, args, setfdExit, true)
+		return sentry.Observe(c, unix.SYS_IOCTL, args, &setfdExit{fd: fd, cloexec: req == fioclex}, true)
 	}
 	return sentry.PassServed()
 }

@@ -14,8 +14,8 @@ import (
 // dcache_readdir: entries from the description's position, each a
 // struct linux_dirent64 padded to 8 bytes; EINVAL if not even the first
 // fits.
-func Getdents64(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f, res, ok := fileFor(t, int32(args[0]))
+func Getdents64(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	f, res, ok := fileFor(c, int32(args[0]))
 	if !ok {
 		return res
 	}
@@ -29,7 +29,7 @@ func Getdents64(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	}
 	f.Lock()
 	defer f.Unlock()
-	buf := t.IOBuf(count)
+	buf := c.IOBuf(count)
 	n := 0
 	off := f.Offset()
 	full := false
@@ -58,7 +58,7 @@ func Getdents64(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if n == 0 && full {
 		return sentry.Err(unix.EINVAL)
 	}
-	if err := t.CopyOut(args[1], buf[:n]); err != nil {
+	if err := c.CopyOut(args[1], buf[:n]); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	f.SetOffset(off)
@@ -66,19 +66,19 @@ func Getdents64(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 }
 
 // Symlink is symlink(target, linkpath).
-func Symlink(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return symlinkat(t, args[0], unix.AT_FDCWD, args[1])
+func Symlink(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return symlinkat(c, args[0], unix.AT_FDCWD, args[1])
 }
 
 // Symlinkat is symlinkat(target, newdirfd, linkpath).
-func Symlinkat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return symlinkat(t, args[0], int32(args[1]), args[2])
+func Symlinkat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return symlinkat(c, args[0], int32(args[1]), args[2])
 }
 
 // symlinkat is do_symlinkat: the target is copied first (ENOENT if empty),
 // then the new name's parent is walked.
-func symlinkat(t *sentry.Task, targetAddr uintptr, dirfd int32, pathAddr uintptr) sentry.Result {
-	target, err := t.ReadPath(targetAddr)
+func symlinkat(c *sentry.Call, targetAddr uintptr, dirfd int32, pathAddr uintptr) sentry.Result {
+	target, err := c.ReadPath(targetAddr)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -86,7 +86,7 @@ func symlinkat(t *sentry.Task, targetAddr uintptr, dirfd int32, pathAddr uintptr
 		return sentry.Err(unix.ENOENT)
 	}
 	tgt := string(target)
-	r, err := resolveAt(t, dirfd, pathAddr, false, false)
+	r, err := resolveAt(c, dirfd, pathAddr, false, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -99,34 +99,34 @@ func symlinkat(t *sentry.Task, targetAddr uintptr, dirfd int32, pathAddr uintptr
 	if r.TrailingSlash {
 		return sentry.Err(unix.ENOENT)
 	}
-	_, err = r.Parent.Symlink(r.Name, tgt, t.Creds())
+	_, err = r.Parent.Symlink(r.Name, tgt, c.Creds())
 	return retErr(err)
 }
 
 // Readlink is readlink(path, buf, size).
-func Readlink(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return readlinkat(t, unix.AT_FDCWD, args[0], args[1], int64(args[2]))
+func Readlink(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return readlinkat(c, unix.AT_FDCWD, args[0], args[1], int64(args[2]))
 }
 
 // Readlinkat is readlinkat(dirfd, path, buf, size).
-func Readlinkat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return readlinkat(t, int32(args[0]), args[1], args[2], int64(args[3]))
+func Readlinkat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return readlinkat(c, int32(args[0]), args[1], args[2], int64(args[3]))
 }
 
 // readlinkat is do_readlinkat: EINVAL for size <= 0 or a non-symlink; the
 // target is truncated to size, without a NUL.
-func readlinkat(t *sentry.Task, dirfd int32, pathAddr, buf uintptr, size int64) sentry.Result {
+func readlinkat(c *sentry.Call, dirfd int32, pathAddr, buf uintptr, size int64) sentry.Result {
 	if int32(size) <= 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	r, err := resolveAt(t, dirfd, pathAddr, false, true)
+	r, err := resolveAt(c, dirfd, pathAddr, false, true)
 	switch {
 	case err == nil && r.Link.Mount != nil:
-		return copyLink(t, procLinkTarget(r.Link), buf, size)
+		return copyLink(c, procLinkTarget(r.Link), buf, size)
 	case err == nil && r.LinkText != "":
 		// /proc/self names the guest, not the sentry that may read it
 		// for the guest (readlinkHost).
-		return copyLink(t, r.LinkText, buf, size)
+		return copyLink(c, r.LinkText, buf, size)
 	}
 	d, res, ok := existing(r, err)
 	if !ok {
@@ -141,15 +141,15 @@ func readlinkat(t *sentry.Task, dirfd int32, pathAddr, buf uintptr, size int64) 
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	return copyLink(t, target, buf, size)
+	return copyLink(c, target, buf, size)
 }
 
 // copyLink copies a link target out, truncated to size, without a NUL.
-func copyLink(t *sentry.Task, target string, buf uintptr, size int64) sentry.Result {
+func copyLink(c *sentry.Call, target string, buf uintptr, size int64) sentry.Result {
 	if int64(len(target)) > int64(int32(size)) {
 		target = target[:int32(size)]
 	}
-	if err := t.CopyOut(buf, []byte(target)); err != nil {
+	if err := c.CopyOut(buf, []byte(target)); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(int64(len(target)))
@@ -170,23 +170,23 @@ func procLinkTarget(l vfs.Location) string {
 }
 
 // Link is link(old, new).
-func Link(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return linkat(t, unix.AT_FDCWD, args[0], unix.AT_FDCWD, args[1], 0)
+func Link(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return linkat(c, unix.AT_FDCWD, args[0], unix.AT_FDCWD, args[1], 0)
 }
 
 // Linkat is linkat(olddirfd, old, newdirfd, new, flags).
-func Linkat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Linkat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[4])
 	if flags&^(unix.AT_SYMLINK_FOLLOW|unix.AT_EMPTY_PATH) != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	return linkat(t, int32(args[0]), args[1], int32(args[2]), args[3], flags)
+	return linkat(c, int32(args[0]), args[1], int32(args[2]), args[3], flags)
 }
 
 // linkat is do_linkat: EXDEV across mounts (the host included), EPERM for
 // directories.
-func linkat(t *sentry.Task, olddir int32, oldAddr uintptr, newdir int32, newAddr uintptr, flags uint32) sentry.Result {
-	o, err := resolveAt(t, olddir, oldAddr, flags&unix.AT_SYMLINK_FOLLOW != 0, flags&unix.AT_EMPTY_PATH != 0)
+func linkat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAddr uintptr, flags uint32) sentry.Result {
+	o, err := resolveAt(c, olddir, oldAddr, flags&unix.AT_SYMLINK_FOLLOW != 0, flags&unix.AT_EMPTY_PATH != 0)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -194,7 +194,7 @@ func linkat(t *sentry.Task, olddir int32, oldAddr uintptr, newdir int32, newAddr
 		defer o.file.DecRef()
 		o.Dentry = o.file.Dentry
 	}
-	n, err := resolveAt(t, newdir, newAddr, false, false)
+	n, err := resolveAt(c, newdir, newAddr, false, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -216,38 +216,38 @@ func linkat(t *sentry.Task, olddir int32, oldAddr uintptr, newdir int32, newAddr
 	if o.Dentry.Inode().Mode()&unix.S_IFMT == unix.S_IFDIR {
 		return sentry.Err(unix.EPERM)
 	}
-	_, err = n.Parent.Link(n.Name, o.Dentry, t.Creds())
+	_, err = n.Parent.Link(n.Name, o.Dentry, c.Creds())
 	return retErr(err)
 }
 
 // Rename is rename(old, new).
-func Rename(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return renameat(t, unix.AT_FDCWD, args[0], unix.AT_FDCWD, args[1], 0)
+func Rename(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return renameat(c, unix.AT_FDCWD, args[0], unix.AT_FDCWD, args[1], 0)
 }
 
 // Renameat is renameat(olddirfd, old, newdirfd, new).
-func Renameat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return renameat(t, int32(args[0]), args[1], int32(args[2]), args[3], 0)
+func Renameat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return renameat(c, int32(args[0]), args[1], int32(args[2]), args[3], 0)
 }
 
 // Renameat2 is renameat2(olddirfd, old, newdirfd, new, flags).
-func Renameat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return renameat(t, int32(args[0]), args[1], int32(args[2]), args[3], uint32(args[4]))
+func Renameat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return renameat(c, int32(args[0]), args[1], int32(args[2]), args[3], uint32(args[4]))
 }
 
 // renameat is do_renameat2: flag checks first, EXDEV across mounts (the
 // host included), "." and ".." refused, the rest is the file system's.
-func renameat(t *sentry.Task, olddir int32, oldAddr uintptr, newdir int32, newAddr uintptr, flags uint32) sentry.Result {
+func renameat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAddr uintptr, flags uint32) sentry.Result {
 	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE|unix.RENAME_WHITEOUT) != 0 ||
 		flags&(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) == unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE ||
 		flags&(unix.RENAME_WHITEOUT|unix.RENAME_EXCHANGE) == unix.RENAME_WHITEOUT|unix.RENAME_EXCHANGE {
 		return sentry.Err(unix.EINVAL)
 	}
-	o, err := resolveAt(t, olddir, oldAddr, false, false)
+	o, err := resolveAt(c, olddir, oldAddr, false, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	n, err := resolveAt(t, newdir, newAddr, false, false)
+	n, err := resolveAt(c, newdir, newAddr, false, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -273,49 +273,49 @@ func renameat(t *sentry.Task, olddir int32, oldAddr uintptr, newdir int32, newAd
 	if (o.TrailingSlash || n.TrailingSlash) && !isDir(o.Dentry) {
 		return sentry.Err(unix.ENOTDIR)
 	}
-	return retErr(o.Parent.Rename(o.Name, n.Parent, n.Name, flags, t.Creds()))
+	return retErr(o.Parent.Rename(o.Name, n.Parent, n.Name, flags, c.Creds()))
 }
 
 // Access is access(path, mode).
-func Access(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return faccessat(t, unix.AT_FDCWD, args[0], uint32(args[1]), 0)
+func Access(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return faccessat(c, unix.AT_FDCWD, args[0], uint32(args[1]), 0)
 }
 
 // Faccessat is faccessat(dirfd, path, mode).
-func Faccessat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return faccessat(t, int32(args[0]), args[1], uint32(args[2]), 0)
+func Faccessat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return faccessat(c, int32(args[0]), args[1], uint32(args[2]), 0)
 }
 
 // Faccessat2 is faccessat2(dirfd, path, mode, flags).
-func Faccessat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return faccessat(t, int32(args[0]), args[1], uint32(args[2]), uint32(args[3]))
+func Faccessat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return faccessat(c, int32(args[0]), args[1], uint32(args[2]), uint32(args[3]))
 }
 
 // faccessat is do_faccessat: EINVAL for unknown mode or flag bits; the
 // check uses the caller's credentials (the sentry models one identity, so
 // real and effective ids agree).
-func faccessat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode, flags uint32) sentry.Result {
+func faccessat(c *sentry.Call, dirfd int32, pathAddr uintptr, mode, flags uint32) sentry.Result {
 	if mode&^7 != 0 || flags&^(unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	d, res, ok := existing(resolveAt(t, dirfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0))
+	d, res, ok := existing(resolveAt(c, dirfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0))
 	if !ok {
 		return res
 	}
 	if mode == 0 {
 		return sentry.Ret(0)
 	}
-	return retErr(d.Inode().CheckPermission(t.Creds(), mode))
+	return retErr(d.Inode().CheckPermission(c.Creds(), mode))
 }
 
 // Truncate is truncate(path, length), as do_sys_truncate: EINVAL for a
 // negative length, EISDIR for a directory, write permission needed.
-func Truncate(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Truncate(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	length := int64(args[1])
 	if length < 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	r, err := resolveAt(t, unix.AT_FDCWD, args[0], true, false)
+	r, err := resolveAt(c, unix.AT_FDCWD, args[0], true, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -333,17 +333,17 @@ func Truncate(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	default:
 		return sentry.Err(unix.EINVAL)
 	}
-	if err := ino.CheckPermission(t.Creds(), vfs.MayWrite); err != nil {
+	if err := ino.CheckPermission(c.Creds(), vfs.MayWrite); err != nil {
 		return sentry.ErrOf(err)
 	}
 	if length > ino.Size() {
 		// inode_newsize_ok: growing past RLIMIT_FSIZE is EFBIG and
 		// SIGXFSZ (the sentry truncates, the guest's limit applies).
 		var lim unix.Rlimit
-		if unix.Prlimit(int(t.TG.TGID), unix.RLIMIT_FSIZE, nil, &lim) == nil && lim.Cur != unix.RLIM_INFINITY && uint64(length) > lim.Cur {
-			unix.Tgkill(int(t.TG.TGID), int(t.TID), unix.SIGXFSZ)
+		if unix.Prlimit(int(c.TG.TGID), unix.RLIMIT_FSIZE, nil, &lim) == nil && lim.Cur != unix.RLIM_INFINITY && uint64(length) > lim.Cur {
+			unix.Tgkill(int(c.TG.TGID), int(c.TID), unix.SIGXFSZ)
 			return sentry.Err(unix.EFBIG)
 		}
 	}
-	return retErr(ino.Truncate(length, t.Creds()))
+	return retErr(ino.Truncate(length, c.Creds()))
 }

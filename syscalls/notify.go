@@ -20,9 +20,9 @@ func responded(fd int32) sentry.Result {
 
 // installHostFD completes a notified call by giving the guest a copy of
 // the sentry's host descriptor fd, which it closes.
-func installHostFD(t *sentry.Task, fd int, cloexec bool) sentry.Result {
+func installHostFD(c *sentry.Call, fd int, cloexec bool) sentry.Result {
 	defer unix.Close(fd)
-	nfd, err := t.InstallFD(fd, cloexec)
+	nfd, err := c.InstallFD(fd, cloexec)
 	if err != nil {
 		return sentry.ErrOf(errnoOf(err))
 	}
@@ -46,11 +46,11 @@ func asGuest(t *sentry.Task, umask bool, fn func() error) error {
 
 // openHost is an open whose path the sentry resolved back to the host:
 // the sentry opens the host file for the guest and installs it.
-func openHost(t *sentry.Task, host string, flags, mode uint32, resolve uint64) sentry.Result {
+func openHost(c *sentry.Call, host string, flags, mode uint32, resolve uint64) sentry.Result {
 	fd := -1
 	// A host FIFO or device may block the open.
-	t.Blocking()
-	err := asGuest(t, true, func() error {
+	c.Blocking()
+	err := asGuest(c.Task, true, func() error {
 		var err error
 		if resolve != 0 {
 			how := unix.OpenHow{Flags: uint64(flags) | unix.O_CLOEXEC, Mode: uint64(mode), Resolve: resolve}
@@ -66,45 +66,45 @@ func openHost(t *sentry.Task, host string, flags, mode uint32, resolve uint64) s
 		}
 		return sentry.ErrOf(errnoOf(err))
 	}
-	return installHostFD(t, fd, flags&unix.O_CLOEXEC != 0)
+	return installHostFD(c, fd, flags&unix.O_CLOEXEC != 0)
 }
 
 // statHost serves the stat family for a path the sentry resolved back to
 // the host (the Host of stat, lstat, newfstatat and statx).
-func statHost(t *sentry.Task, args *platform.SyscallArgs, host string) sentry.Result {
+func statHost(c *sentry.Call, args *platform.SyscallArgs, host string) sentry.Result {
 	var buf uintptr
 	var out []byte
-	err := asGuest(t, false, func() error {
-		if t.Sysno() == unix.SYS_STATX {
-			stx := t.StatxBuf()
+	err := asGuest(c.Task, false, func() error {
+		if c.Sysno == unix.SYS_STATX {
+			stx := c.StatxBuf()
 			buf, out = args[4], statxBytes(stx)
 			return unix.Statx(unix.AT_FDCWD, host, int(args[2])&^unix.AT_EMPTY_PATH, int(args[3]), stx)
 		}
 		buf = args[1]
 		flags := 0
-		switch t.Sysno() {
+		switch c.Sysno {
 		case unix.SYS_NEWFSTATAT:
 			buf, flags = args[2], int(args[3])&unix.AT_SYMLINK_NOFOLLOW
 		case unix.SYS_LSTAT:
 			flags = unix.AT_SYMLINK_NOFOLLOW
 		}
-		st := t.StatBuf()
+		st := c.StatBuf()
 		out = statBytes(st)
 		return unix.Fstatat(unix.AT_FDCWD, host, st, flags)
 	})
 	if err != nil {
 		return sentry.ErrOf(errnoOf(err))
 	}
-	if err := t.CopyOut(buf, out); err != nil {
+	if err := c.CopyOut(buf, out); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(0)
 }
 
 // accessHost serves access, faccessat and faccessat2 on a host path.
-func accessHost(t *sentry.Task, args *platform.SyscallArgs, host string) sentry.Result {
+func accessHost(c *sentry.Call, args *platform.SyscallArgs, host string) sentry.Result {
 	mode, flags := uint32(args[1]), 0
-	switch t.Sysno() {
+	switch c.Sysno {
 	case unix.SYS_FACCESSAT:
 		mode = uint32(args[2])
 	case unix.SYS_FACCESSAT2:
@@ -113,24 +113,24 @@ func accessHost(t *sentry.Task, args *platform.SyscallArgs, host string) sentry.
 	// The guest's real and effective ids are the ones it acts with here
 	// (the sandbox does not model them apart): AT_EACCESS checks with
 	// the credentials asGuest set.
-	err := asGuest(t, false, func() error {
+	err := asGuest(c.Task, false, func() error {
 		return unix.Faccessat2(unix.AT_FDCWD, host, mode, flags|unix.AT_EACCESS)
 	})
 	return retErr(err)
 }
 
 // readlinkHost serves readlink and readlinkat on a host path.
-func readlinkHost(t *sentry.Task, args *platform.SyscallArgs, host string) sentry.Result {
+func readlinkHost(c *sentry.Call, args *platform.SyscallArgs, host string) sentry.Result {
 	buf, size := args[1], int(int32(args[2]))
-	if t.Sysno() == unix.SYS_READLINKAT {
+	if c.Sysno == unix.SYS_READLINKAT {
 		buf, size = args[2], int(int32(args[3]))
 	}
 	if size <= 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	b := t.IOBuf(unix.PathMax)
+	b := c.IOBuf(unix.PathMax)
 	var n int
-	err := asGuest(t, false, func() error {
+	err := asGuest(c.Task, false, func() error {
 		var err error
 		n, err = unix.Readlink(host, b)
 		return err
@@ -141,7 +141,7 @@ func readlinkHost(t *sentry.Task, args *platform.SyscallArgs, host string) sentr
 	if n > size {
 		n = size
 	}
-	if err := t.CopyOut(buf, b[:n]); err != nil {
+	if err := c.CopyOut(buf, b[:n]); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(int64(n))
@@ -150,7 +150,7 @@ func readlinkHost(t *sentry.Task, args *platform.SyscallArgs, host string) sentr
 // openHostPath is the Host of the open family: openat serves its
 // redirected paths itself (it knows the flags), so nothing reaches here
 // but a call that passed through after a redirect.
-func openHostPath(t *sentry.Task, _ *platform.SyscallArgs, _ string) sentry.Result {
+func openHostPath(c *sentry.Call, _ *platform.SyscallArgs, _ string) sentry.Result {
 	return sentry.Err(unix.ENOSYS)
 }
 

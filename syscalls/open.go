@@ -22,18 +22,18 @@ const validOpenFlags = unix.O_RDONLY | unix.O_WRONLY | unix.O_RDWR | unix.O_CREA
 	unix.O_CLOEXEC | unix.O_PATH | unix.O_SYNC | unix.O_TMPFILE
 
 // Open is open(path, flags, mode).
-func Open(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return openat(t, unix.AT_FDCWD, args[0], uint32(args[1])&validOpenFlags, uint32(args[2]), 0, false)
+func Open(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return openat(c, unix.AT_FDCWD, args[0], uint32(args[1])&validOpenFlags, uint32(args[2]), 0, false)
 }
 
 // Openat is openat(dirfd, path, flags, mode).
-func Openat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return openat(t, int32(args[0]), args[1], uint32(args[2])&validOpenFlags, uint32(args[3]), 0, false)
+func Openat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return openat(c, int32(args[0]), args[1], uint32(args[2])&validOpenFlags, uint32(args[3]), 0, false)
 }
 
 // Creat is open(path, O_CREAT|O_WRONLY|O_TRUNC, mode).
-func Creat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return openat(t, unix.AT_FDCWD, args[0], unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC, uint32(args[1]), 0, false)
+func Creat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return openat(c, unix.AT_FDCWD, args[0], unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC, uint32(args[1]), 0, false)
 }
 
 // openHow is struct open_how.
@@ -48,7 +48,7 @@ const validResolve = unix.RESOLVE_NO_XDEV | unix.RESOLVE_NO_MAGICLINKS | unix.RE
 
 // Openat2 is openat2(dirfd, path, how, size), with Linux's strict checks of
 // how (build_open_flags, copy_struct_from_user).
-func Openat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Openat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	size := args[3]
 	var how openHow
 	const howSize = unsafe.Sizeof(how)
@@ -59,16 +59,16 @@ func Openat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		return sentry.Err(unix.E2BIG)
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&how)), howSize)
-	if err := t.CopyIn(args[2], b); err != nil {
+	if err := c.CopyIn(args[2], b); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	if size > howSize {
 		extra := make([]byte, size-howSize)
-		if err := t.CopyIn(args[2]+howSize, extra); err != nil {
+		if err := c.CopyIn(args[2]+howSize, extra); err != nil {
 			return sentry.Err(unix.EFAULT)
 		}
-		for _, c := range extra {
-			if c != 0 {
+		for _, b := range extra {
+			if b != 0 {
 				return sentry.Err(unix.E2BIG)
 			}
 		}
@@ -85,7 +85,7 @@ func Openat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if how.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) == unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT {
 		return sentry.Err(unix.EINVAL)
 	}
-	return openat(t, int32(args[0]), args[1], uint32(how.Flags), uint32(how.Mode), how.Resolve, true)
+	return openat(c, int32(args[0]), args[1], uint32(how.Flags), uint32(how.Mode), how.Resolve, true)
 }
 
 // openat is do_sys_openat2 for the sentry's files. The descriptor number
@@ -93,7 +93,7 @@ func Openat2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // call is rewritten into memfd_create, whose result is the lowest free
 // number (or EMFILE), and only then is the file created or truncated, so an
 // open that fails for want of a descriptor changes nothing.
-func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, resolve uint64, strict bool) sentry.Result {
+func openat(c *sentry.Call, dirfd int32, pathAddr uintptr, flags, mode uint32, resolve uint64, strict bool) sentry.Result {
 	// build_open_flags.
 	if flags&unix.O_CREAT != 0 && flags&unix.O_DIRECTORY != 0 {
 		return sentry.Err(unix.EINVAL)
@@ -111,16 +111,16 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		return sentry.Err(unix.EINVAL)
 	}
 	follow := flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
-	r, err := resolveAtScoped(t, dirfd, pathAddr, follow, false, resolve)
+	r, err := resolveAtScoped(c, dirfd, pathAddr, follow, false, resolve)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	if r.host {
-		if hostPath, mountinfo, ok := procMountsFile(t, r.Host); ok && r.hostPath == "" {
-			return openProcMounts(t, hostPath, mountinfo, flags)
+		if hostPath, mountinfo, ok := procMountsFile(c, r.Host); ok && r.hostPath == "" {
+			return openProcMounts(c, hostPath, mountinfo, flags)
 		}
-		if t.Notified() && r.hostPath != "" {
-			return openHost(t, r.hostPath, flags, mode, resolve)
+		if c.Notified() && r.hostPath != "" {
+			return openHost(c, r.hostPath, flags, mode, resolve)
 		}
 		return sentry.Pass()
 	}
@@ -137,14 +137,14 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		if !ok {
 			return sentry.Err(unix.EOPNOTSUPP)
 		}
-		if err := r.Dentry.Inode().CheckPermission(t.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
+		if err := r.Dentry.Inode().CheckPermission(c.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
 			return sentry.ErrOf(err)
 		}
-		d, err := tm.CreateTmpfile(mode&07777&^t.FSContext().Umask(), flags&unix.O_EXCL != 0, t.Creds())
+		d, err := tm.CreateTmpfile(mode&07777&^c.FSContext().Umask(), flags&unix.O_EXCL != 0, c.Creds())
 		if err != nil {
 			return sentry.ErrOf(err)
 		}
-		return installOpen(t, r.Mount, d, flags, nil)
+		return installOpen(c, r.Mount, d, flags, nil)
 	}
 	if flags&unix.O_CREAT != 0 && r.TrailingSlash {
 		// open_last_lookups: O_CREAT with a trailing slash, before the
@@ -159,21 +159,21 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		if r.TrailingSlash {
 			return sentry.Err(unix.EISDIR)
 		}
-		if err := r.Parent.Inode().CheckPermission(t.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
+		if err := r.Parent.Inode().CheckPermission(c.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
 			return sentry.ErrOf(err)
 		}
-		st := t.StatBuf()
+		st := c.StatBuf()
 		if r.Parent.Inode().Stat(st); st.Nlink == 0 {
 			// A removed directory takes no new names.
 			return sentry.Err(unix.ENOENT)
 		}
 		dir, name := r.Parent, r.Name
-		d, err := dir.Create(name, mode&07777&^t.FSContext().Umask(), t.Creds())
+		d, err := dir.Create(name, mode&07777&^c.FSContext().Umask(), c.Creds())
 		if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
 			// Another thread created it since the walk: open that one,
 			// as a lookup after the create would have.
 			if d, err = dir.Lookup(name); err == nil {
-				return openExisting(t, r.Mount, d, flags, false)
+				return openExisting(c, r.Mount, d, flags, false)
 			}
 		}
 		if err != nil {
@@ -183,29 +183,29 @@ func openat(t *sentry.Task, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		// Linux, which takes the number first, never makes it.
 		undo := func() {
 			if cur, err := dir.Lookup(name); err == nil && cur == d {
-				dir.Unlink(name, t.Creds())
+				dir.Unlink(name, c.Creds())
 			}
 		}
-		return installOpen(t, r.Mount, d, flags, undo)
+		return installOpen(c, r.Mount, d, flags, undo)
 	}
-	return openExisting(t, r.Mount, r.Dentry, flags, r.TrailingSlash)
+	return openExisting(c, r.Mount, r.Dentry, flags, r.TrailingSlash)
 }
 
 // openExisting opens a file the walk found: may_open's checks, special
 // files to their host stand-ins, O_TRUNC, then the descriptor.
-func openExisting(t *sentry.Task, m *vfs.Mount, d vfs.Dentry, flags uint32, trailingSlash bool) sentry.Result {
-	if err := mayOpen(t, d, flags, trailingSlash); err != nil {
+func openExisting(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, trailingSlash bool) sentry.Result {
+	if err := mayOpen(c, d, flags, trailingSlash); err != nil {
 		return sentry.ErrOf(err)
 	}
 	ino := d.Inode()
 	switch ino.Mode() & unix.S_IFMT {
 	case unix.S_IFIFO:
 		if flags&unix.O_PATH == 0 {
-			return openFIFO(t, m, ino, flags)
+			return openFIFO(c, m, ino, flags)
 		}
 	case unix.S_IFCHR, unix.S_IFBLK:
 		if flags&unix.O_PATH == 0 {
-			return openDevice(t, m, ino, flags)
+			return openDevice(c, m, ino, flags)
 		}
 	case unix.S_IFSOCK:
 		if flags&unix.O_PATH == 0 {
@@ -218,19 +218,19 @@ func openExisting(t *sentry.Task, m *vfs.Mount, d vfs.Dentry, flags uint32, trai
 			// first, so an open that fails with EMFILE truncates
 			// nothing; here the number comes last, and such an open
 			// has truncated (the one divergence of the order).
-			if err := ino.Truncate(0, t.Creds()); err != nil {
+			if err := ino.Truncate(0, c.Creds()); err != nil {
 				return sentry.ErrOf(err)
 			}
 		}
 	}
-	return installOpen(t, m, d, flags, nil)
+	return installOpen(c, m, d, flags, nil)
 }
 
 // installOpen gives the guest a descriptor of d for an open with flags:
 // the file's placeholder (Inode.OpenHost: for a regular file its data
 // itself) installed at the lowest free number, the description in the
 // task's table. undo, if set, runs when no number is free.
-func installOpen(t *sentry.Task, m *vfs.Mount, d vfs.Dentry, flags uint32, undo func()) sentry.Result {
+func installOpen(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, undo func()) sentry.Result {
 	// The description first: its reference keeps an O_TMPFILE inode
 	// (no name) until it goes with the description on failure.
 	f := vfs.NewFileDescription(m, d, fileFlags(flags))
@@ -243,12 +243,12 @@ func installOpen(t *sentry.Task, m *vfs.Mount, d vfs.Dentry, flags uint32, undo 
 		return sentry.ErrOf(errnoOf(err))
 	}
 	f.HostFD = hfd
-	return t.InstallFile(f, flags&unix.O_CLOEXEC != 0, undo)
+	return c.InstallFile(f, flags&unix.O_CLOEXEC != 0, undo)
 }
 
 // mayOpen is the part of Linux's do_open and may_open that checks an
 // existing file against the open flags.
-func mayOpen(t *sentry.Task, d vfs.Dentry, flags uint32, trailingSlash bool) error {
+func mayOpen(c *sentry.Call, d vfs.Dentry, flags uint32, trailingSlash bool) error {
 	if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
 		return unix.EEXIST
 	}
@@ -284,7 +284,7 @@ func mayOpen(t *sentry.Task, d vfs.Dentry, flags uint32, trailingSlash bool) err
 	if typ == unix.S_IFDIR && acc&vfs.MayWrite != 0 {
 		return unix.EISDIR
 	}
-	if err := ino.CheckPermission(t.Creds(), acc); err != nil {
+	if err := ino.CheckPermission(c.Creds(), acc); err != nil {
 		return err
 	}
 	if flags&unix.O_NOATIME != 0 {
@@ -292,7 +292,7 @@ func mayOpen(t *sentry.Task, d vfs.Dentry, flags uint32, trailingSlash bool) err
 		// alone.
 		var st unix.Stat_t
 		ino.Stat(&st)
-		if !t.Creds().OwnerOrCapable(st.Uid, st.Gid) {
+		if !c.Creds().OwnerOrCapable(st.Uid, st.Gid) {
 			return unix.EPERM
 		}
 	}

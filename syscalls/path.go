@@ -32,17 +32,17 @@ type resolved struct {
 // emptyOK), then the walk starts at "/", the working directory or dirfd.
 // Paths that stay on the host are left to the host kernel (host = true),
 // which then reports its own errors (EBADF for a bad dirfd, ...).
-func resolveAt(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) (resolved, error) {
-	return resolveAtScoped(t, dirfd, addr, follow, emptyOK, 0)
+func resolveAt(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK bool) (resolved, error) {
+	return resolveAtScoped(c, dirfd, addr, follow, emptyOK, 0)
 }
 
 // resolveAtScoped is resolveAt under openat2's RESOLVE_* restrictions.
 // Every path goes through the walk, host paths too: only the walk tells
 // whether the host kernel's own resolution of the path would meet a
 // symlink or magic link leading into the sentry's files (vfs.Resolve).
-func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool, resolve uint64) (resolved, error) {
+func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK bool, resolve uint64) (resolved, error) {
 	var r resolved
-	p, err := t.ReadPath(addr)
+	p, err := c.ReadPath(addr)
 	if err != nil {
 		return r, err
 	}
@@ -51,17 +51,17 @@ func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK 
 		if !emptyOK {
 			return r, unix.ENOENT
 		}
-		return resolveEmpty(t, dirfd)
+		return resolveEmpty(c, dirfd)
 	}
 	var start vfs.Location
 	if p[0] != '/' {
 		switch {
 		case dirfd == unix.AT_FDCWD:
-			start = t.FSContext().Cwd()
+			start = c.FSContext().Cwd()
 		default:
-			f := t.FDTable().Get(dirfd)
+			f := c.FDTable().Get(dirfd)
 			if f == nil {
-				dir, ok := hostFDPath(t, dirfd)
+				dir, ok := hostFDPath(c, dirfd)
 				if !ok {
 					// Not a directory with a path (a pipe, a bad
 					// descriptor): the host reports its error.
@@ -77,7 +77,7 @@ func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK 
 			f.DecRef()
 		}
 	}
-	w, err := t.Kernel().VFS.Resolve(guestCaller{t}, t.Creds(), start, string(p), follow, resolve)
+	w, err := c.Kernel().VFS.Resolve(guestCaller{c}, c.Creds(), start, string(p), follow, resolve)
 	if err != nil {
 		if w.HostErr {
 			// Nothing of the sentry's on the way: the host kernel
@@ -102,29 +102,29 @@ func resolveAtScoped(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK 
 			return r, unix.ENAMETOOLONG
 		}
 		r.hostPath = host
-		if t.Notified() {
-			t.RedirectHost(host)
+		if c.Notified() {
+			c.RedirectHost(host)
 			return r, nil
 		}
-		newAddr, err := t.WriteStackString(host)
+		newAddr, err := c.WriteStackString(host)
 		if err != nil {
 			return r, err
 		}
-		t.RedirectPath(addr, newAddr)
+		c.RedirectPath(addr, newAddr)
 	}
 	return r, nil
 }
 
 // resolveEmpty is an empty path with AT_EMPTY_PATH: the dirfd itself.
-func resolveEmpty(t *sentry.Task, dirfd int32) (resolved, error) {
+func resolveEmpty(c *sentry.Call, dirfd int32) (resolved, error) {
 	var r resolved
 	if dirfd == unix.AT_FDCWD {
-		loc := t.FSContext().Cwd()
+		loc := c.FSContext().Cwd()
 		r.Location = loc
 		r.host = loc.IsHost()
 		return r, nil
 	}
-	f := t.FDTable().Get(dirfd)
+	f := c.FDTable().Get(dirfd)
 	if f == nil {
 		r.host = true
 		return r, nil
@@ -136,12 +136,12 @@ func resolveEmpty(t *sentry.Task, dirfd int32) (resolved, error) {
 
 // hostFDPath is the host path of one of the guest's host fds, as the
 // kernel names it.
-func hostFDPath(t *sentry.Task, fd int32) (string, bool) {
+func hostFDPath(c *sentry.Call, fd int32) (string, bool) {
 	if fd < 0 {
 		return "", false
 	}
 	var buf [unix.PathMax]byte
-	n, err := unix.Readlink("/proc/"+strconv.Itoa(int(t.TID))+"/fd/"+strconv.Itoa(int(fd)), buf[:])
+	n, err := unix.Readlink("/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)), buf[:])
 	if err != nil || n == 0 || buf[0] != '/' {
 		return "", false
 	}
@@ -157,21 +157,21 @@ func statxBytes(st *unix.Statx_t) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(st)), unsafe.Sizeof(*st))
 }
 
-// guestCaller is the walk's vfs.Caller for task t: /proc/self is its
+// guestCaller is the walk's vfs.Caller for call c: /proc/self is its
 // process, the sentry's guests' magic links lead to the sentry's files
 // (proc_fd_link of a virtual descriptor, proc_cwd_link of a working
 // directory in a mount; the sentry does not model chroot, so a guest's
-// root is "/"), and host lookups are made as t.
-type guestCaller struct{ t *sentry.Task }
+// root is "/"), and host lookups are made as c's task.
+type guestCaller struct{ c *sentry.Call }
 
-func (g guestCaller) TGID() int32 { return g.t.TG.TGID }
-func (g guestCaller) TID() int32  { return g.t.TID }
+func (g guestCaller) TGID() int32 { return g.c.TG.TGID }
+func (g guestCaller) TID() int32  { return g.c.TID }
 
 func (g guestCaller) Guest(id int32) (int32, bool) {
-	if id == g.t.TID {
-		return g.t.TG.TGID, true
+	if id == g.c.TID {
+		return g.c.TG.TGID, true
 	}
-	o := g.t.Kernel().Task(id)
+	o := g.c.Kernel().Task(id)
 	if o == nil {
 		return 0, false
 	}
@@ -179,13 +179,13 @@ func (g guestCaller) Guest(id int32) (int32, bool) {
 }
 
 func (g guestCaller) ProcLink(tid int32, name string, fd int32) vfs.Location {
-	k := g.t.Kernel()
+	k := g.c.Kernel()
 	switch name {
 	case "root":
 		return vfs.Location{Host: "/"}
 	case "cwd":
-		o := g.t
-		if tid != g.t.TID {
+		o := g.c.Task
+		if tid != g.c.TID {
 			if o = k.Task(tid); o == nil {
 				return vfs.Location{}
 			}
@@ -194,8 +194,8 @@ func (g guestCaller) ProcLink(tid int32, name string, fd int32) vfs.Location {
 			return vfs.Location{Mount: cwd.Mount, Dentry: cwd.Dentry}
 		}
 	case "fd":
-		fdt := g.t.FDTable()
-		if tid != g.t.TID {
+		fdt := g.c.FDTable()
+		if tid != g.c.TID {
 			// Another guest thread's table (ls -l /proc/PID/fd).
 			if fdt = k.FDTableOf(tid); fdt == nil {
 				return vfs.Location{}
@@ -214,7 +214,7 @@ func (g guestCaller) ProcLink(tid int32, name string, fd int32) vfs.Location {
 // Privileged reports that asGuest would change nothing: the guest acts
 // with the sentry's own identity.
 func (g guestCaller) Privileged() bool {
-	return g.t.Kernel().IsHostIdentity(g.t.Creds())
+	return g.c.Kernel().IsHostIdentity(g.c.Creds())
 }
 
 // AsCaller runs fn with t's identity (asGuest: fsuid, fsgid, groups and
@@ -224,7 +224,7 @@ func (g guestCaller) Privileged() bool {
 func (g guestCaller) AsCaller(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	return asGuest(g.t, false, fn)
+	return asGuest(g.c.Task, false, fn)
 }
 
 // existing takes a resolution for calls that act on an existing sentry

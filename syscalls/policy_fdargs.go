@@ -54,14 +54,14 @@ const (
 // Other requests that take descriptors check their type in the driver
 // (an eventfd, a bpf program, a socket, a dma-buf, a namespace), and the
 // driver refuses a placeholder with the errno it gives a tmpfs file.
-func CheckedIoctl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	if t.FDTable().Has(int32(args[0])) {
-		return Ioctl(t, args)
+func CheckedIoctl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if c.FDTable().Has(int32(args[0])) {
+		return Ioctl(c, args)
 	}
 	req, arg := uint32(args[1]), args[2]
 	switch req {
 	case unix.LOOP_SET_FD, loopChangeFD:
-		return hostFD(t, int32(arg), unix.EINVAL)
+		return hostFD(c, int32(arg), unix.EINVAL)
 	case unix.LOOP_CONFIGURE, unix.FICLONERANGE, btrfsIocSend, unix.SECCOMP_IOCTL_NOTIF_ADDFD:
 		// The descriptor field: loop_config.fd (u32), file_clone_range
 		// .src_fd and btrfs_ioctl_send_args.send_fd (s64, read as the
@@ -76,19 +76,19 @@ func CheckedIoctl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 			off, errno = 12, errUnserved
 		}
 		var b [4]byte
-		if t.CopyIn(arg+off, b[:]) != nil {
+		if c.CopyIn(arg+off, b[:]) != nil {
 			return sentry.Err(unix.EFAULT)
 		}
-		return hostFD(t, int32(binary.LittleEndian.Uint32(b[:])), errno)
+		return hostFD(c, int32(binary.LittleEndian.Uint32(b[:])), errno)
 	case unix.FICLONE:
-		return hostFD(t, int32(arg), unix.EXDEV)
+		return hostFD(c, int32(arg), unix.EXDEV)
 	case unix.FIDEDUPERANGE:
-		return dedupeRange(t, args)
+		return dedupeRange(c, args)
 	}
 	if req&autofsDevIoctlMask == autofsDevIoctl {
 		switch req &^ autofsDevIoctlMask {
 		case autofsOpenMount, autofsRequester, autofsIsMountpoint:
-			return autofsPath(t, arg)
+			return autofsPath(c, arg)
 		}
 	}
 	return sentry.Pass()
@@ -97,9 +97,9 @@ func CheckedIoctl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // autofsPath checks the path of an autofs control-device command (struct
 // autofs_dev_ioctl: size at 8, ioctlfd at 12, the path after the header).
 // ISMOUNTPOINT with an ioctlfd uses the descriptor instead.
-func autofsPath(t *sentry.Task, arg uintptr) sentry.Result {
+func autofsPath(c *sentry.Call, arg uintptr) sentry.Result {
 	var h [autofsDevIoctlHeaderLen]byte
-	if t.CopyIn(arg, h[:]) != nil {
+	if c.CopyIn(arg, h[:]) != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	size := binary.LittleEndian.Uint32(h[8:])
@@ -107,7 +107,7 @@ func autofsPath(t *sentry.Task, arg uintptr) sentry.Result {
 		// No path: the host refuses the commands that need one.
 		return sentry.Pass()
 	}
-	res, _ := hostPathAsIs(t, unix.AT_FDCWD, arg+autofsDevIoctlHeaderLen, true, false)
+	res, _ := hostPathAsIs(c, unix.AT_FDCWD, arg+autofsDevIoctlHeaderLen, true, false)
 	return res
 }
 
@@ -125,9 +125,9 @@ const (
 // EINVAL for a bad range, EPERM when the caller may not write it, else
 // EXDEV). The host reads the copy the sentry made below the guest's
 // stack, and the result is copied back as the kernel copies it.
-func dedupeRange(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func dedupeRange(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	var h [dedupeHeader]byte
-	if t.CopyIn(args[2], h[:]) != nil {
+	if c.CopyIn(args[2], h[:]) != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	count := int(binary.LittleEndian.Uint16(h[16:]))
@@ -136,7 +136,7 @@ func dedupeRange(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		return sentry.Err(unix.ENOMEM)
 	}
 	buf := make([]byte, size)
-	if t.CopyIn(args[2], buf) != nil {
+	if c.CopyIn(args[2], buf) != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	srcLen := int64(binary.LittleEndian.Uint64(buf[8:]))
@@ -145,48 +145,61 @@ func dedupeRange(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	status := map[int]int32{}
 	for i := 0; i < count; i++ {
 		e := buf[dedupeHeader+dedupeInfo*i:]
-		f := t.FDTable().Get(int32(binary.LittleEndian.Uint64(e)))
+		f := c.FDTable().Get(int32(binary.LittleEndian.Uint64(e)))
 		if f == nil {
 			continue
 		}
-		status[i] = dedupeStatus(t, f, e, srcLen)
+		status[i] = dedupeStatus(c, f, e, srcLen)
 		f.DecRef()
 		binary.LittleEndian.PutUint64(e, ^uint64(0))
 	}
 	if len(status) == 0 {
 		return sentry.Pass()
 	}
-	copyAddr, err := t.StackBuffer(size, buf)
+	copyAddr, err := c.StackBuffer(size, buf)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	guestAddr := args[2]
 	na := *args
 	na[2] = copyAddr
-	return sentry.RewriteTo(t, unix.SYS_IOCTL, na, func(t *sentry.Task, ret int64) int64 {
-		if ret != 0 {
-			return ret
-		}
-		out := make([]byte, size)
-		if t.CopyIn(copyAddr, out) != nil {
-			return -int64(unix.EFAULT)
-		}
-		for i, st := range status {
-			e, o := out[dedupeHeader+dedupeInfo*i:], orig[dedupeHeader+dedupeInfo*i:]
-			copy(e[:8], o[:8])
-			binary.LittleEndian.PutUint64(e[16:], 0)
-			binary.LittleEndian.PutUint32(e[24:], uint32(st))
-		}
-		if t.CopyOut(guestAddr, out) != nil {
-			return -int64(unix.EFAULT)
-		}
+	return sentry.RewriteTo(c, unix.SYS_IOCTL, na, &dedupeExit{copyAddr: copyAddr, orig: orig, status: status})
+}
+
+// dedupeExit copies the host's answer to FIDEDUPERANGE back to the guest's
+// struct file_dedupe_range, with the virtual destinations' entries as the
+// guest gave them and their status as dedupeStatus decided.
+type dedupeExit struct {
+	// copyAddr is the sentry's copy below the guest's stack, orig the
+	// guest's struct as it was, status the statuses of the entries the
+	// host did not see, by index.
+	copyAddr uintptr
+	orig     []byte
+	status   map[int]int32
+}
+
+func (d *dedupeExit) Exit(c *sentry.Call, ret int64) int64 {
+	if ret != 0 {
 		return ret
-	})
+	}
+	out := make([]byte, len(d.orig))
+	if c.CopyIn(d.copyAddr, out) != nil {
+		return -int64(unix.EFAULT)
+	}
+	for i, st := range d.status {
+		e, o := out[dedupeHeader+dedupeInfo*i:], d.orig[dedupeHeader+dedupeInfo*i:]
+		copy(e[:8], o[:8])
+		binary.LittleEndian.PutUint64(e[16:], 0)
+		binary.LittleEndian.PutUint32(e[24:], uint32(st))
+	}
+	if c.CopyOut(c.Args[2], out) != nil {
+		return -int64(unix.EFAULT)
+	}
+	return ret
 }
 
 // dedupeStatus is the status vfs_dedupe_file_range gives a destination
 // on another superblock: entry e (struct file_dedupe_range_info) of f.
-func dedupeStatus(t *sentry.Task, f *vfs.FileDescription, e []byte, srcLen int64) int32 {
+func dedupeStatus(c *sentry.Call, f *vfs.FileDescription, e []byte, srcLen int64) int32 {
 	off := int64(binary.LittleEndian.Uint64(e[8:]))
 	switch {
 	case binary.LittleEndian.Uint32(e[28:]) != 0:
@@ -197,10 +210,10 @@ func dedupeStatus(t *sentry.Task, f *vfs.FileDescription, e []byte, srcLen int64
 	}
 	// may_dedupe_file: opened for writing, the owner, write permission,
 	// or CAP_SYS_ADMIN (root, as the sandbox models it).
-	c := t.Creds()
+	cr := c.Creds()
 	var st unix.Stat_t
 	f.Inode.Stat(&st)
-	if !f.Writable() && c.UID != st.Uid && c.UID != 0 && f.Inode.CheckPermission(c, vfs.MayWrite) != nil {
+	if !f.Writable() && cr.UID != st.Uid && cr.UID != 0 && f.Inode.CheckPermission(cr, vfs.MayWrite) != nil {
 		return -int32(unix.EPERM)
 	}
 	return -int32(unix.EXDEV)
@@ -221,22 +234,22 @@ const (
 // its host path), and SCM_RIGHTS control data may not carry a virtual fd
 // (errUnserved): the receiver, another guest process or a host one, would
 // get the placeholder.
-func Sendmsg(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Sendmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	var h [msghdrSize]byte
-	if t.CopyIn(args[1], h[:]) != nil {
+	if c.CopyIn(args[1], h[:]) != nil {
 		return sentry.Err(unix.EFAULT)
 	}
-	res, changed, ok := checkMsghdr(t, h[:])
+	res, changed, ok := checkMsghdr(c, h[:])
 	if !ok || !changed {
 		return res
 	}
-	addr, err := t.StackBuffer(len(h), h[:])
+	addr, err := c.StackBuffer(len(h), h[:])
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	na := *args
 	na[1] = addr
-	return sentry.RewriteTo(t, unix.SYS_SENDMSG, na, identityExit)
+	return sentry.RewriteTo(c, unix.SYS_SENDMSG, na, sentry.Identity{})
 }
 
 // Sendmmsg is sendmmsg(fd, msgvec, vlen, flags): each message as sendmsg.
@@ -244,76 +257,85 @@ func Sendmsg(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // gets the messages before the first one the sentry must refuse or
 // redirect (a shorter vlen), and that one alone, redirected, is sent as
 // sendmsg when it comes first.
-func Sendmmsg(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Sendmmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	vlen := min(uint32(args[2]), uioMaxIOV)
 	for i := uint32(0); i < vlen; i++ {
 		var h [mmsghdrSize]byte
 		entry := args[1] + uintptr(i)*mmsghdrSize
-		if t.CopyIn(entry, h[:]) != nil {
+		if c.CopyIn(entry, h[:]) != nil {
 			if i == 0 {
 				return sentry.Err(unix.EFAULT)
 			}
-			return sendFirst(t, args, i)
+			return sendFirst(c, args, i)
 		}
-		res, changed, ok := checkMsghdr(t, h[:msghdrSize])
+		res, changed, ok := checkMsghdr(c, h[:msghdrSize])
 		switch {
 		case ok && !changed:
 			continue
 		case i > 0:
-			return sendFirst(t, args, i)
+			return sendFirst(c, args, i)
 		case !ok:
 			return res
 		}
-		addr, err := t.StackBuffer(msghdrSize, h[:msghdrSize])
+		addr, err := c.StackBuffer(msghdrSize, h[:msghdrSize])
 		if err != nil {
 			return sentry.ErrOf(err)
 		}
 		na := platform.SyscallArgs{args[0], addr, args[3]}
-		return sentry.RewriteTo(t, unix.SYS_SENDMSG, na, func(t *sentry.Task, ret int64) int64 {
-			if ret < 0 {
-				return ret
-			}
-			var n [4]byte
-			binary.LittleEndian.PutUint32(n[:], uint32(ret))
-			if t.CopyOut(entry+msghdrSize, n[:]) != nil {
-				return -int64(unix.EFAULT)
-			}
-			return 1
-		})
+		return sentry.RewriteTo(c, unix.SYS_SENDMSG, na, &sendmmsgFirstExit{entry: entry})
 	}
 	return sentry.Pass()
 }
 
+// sendmmsgFirstExit makes the sendmsg a sendmmsg's first message was sent
+// by that sendmmsg's answer: one message sent, its msg_len set.
+type sendmmsgFirstExit struct {
+	// entry is the guest's struct mmsghdr.
+	entry uintptr
+}
+
+func (s *sendmmsgFirstExit) Exit(c *sentry.Call, ret int64) int64 {
+	if ret < 0 {
+		return ret
+	}
+	var n [4]byte
+	binary.LittleEndian.PutUint32(n[:], uint32(ret))
+	if c.CopyOut(s.entry+msghdrSize, n[:]) != nil {
+		return -int64(unix.EFAULT)
+	}
+	return 1
+}
+
 // sendFirst lets the host send only the first n messages of a sendmmsg.
-func sendFirst(t *sentry.Task, args *platform.SyscallArgs, n uint32) sentry.Result {
+func sendFirst(c *sentry.Call, args *platform.SyscallArgs, n uint32) sentry.Result {
 	na := *args
 	na[2] = uintptr(n)
-	return sentry.Observe(t, unix.SYS_SENDMMSG, &na, identityExit, false)
+	return sentry.Observe(c, unix.SYS_SENDMMSG, &na, sentry.Identity{}, false)
 }
 
 // checkMsghdr checks one struct msghdr h (the guest's copy): ok false
 // with res the answer when the message must fail, changed when h now
 // names a host socket path the sentry resolved (written below the
 // guest's stack) and must be sent from a copy.
-func checkMsghdr(t *sentry.Task, h []byte) (res sentry.Result, changed, ok bool) {
+func checkMsghdr(c *sentry.Call, h []byte) (res sentry.Result, changed, ok bool) {
 	name, namelen := uintptr(binary.LittleEndian.Uint64(h[0:])), uintptr(binary.LittleEndian.Uint32(h[8:]))
 	ctl, ctllen := uintptr(binary.LittleEndian.Uint64(h[32:])), uintptr(binary.LittleEndian.Uint64(h[40:]))
 	if ctl != 0 && ctllen > 0 {
-		if res, ok := checkRights(t, ctl, ctllen); !ok {
+		if res, ok := checkRights(c, ctl, ctllen); !ok {
 			return res, false, false
 		}
 	}
 	if name == 0 || namelen == 0 {
 		return res, false, true
 	}
-	p, isPath, err := unixPath(t, name, namelen)
+	p, isPath, err := unixPath(c, name, namelen)
 	if err != nil {
 		return sentry.ErrOf(err), false, false
 	}
 	if !isPath {
 		return res, false, true
 	}
-	host, res, ok := socketTarget(t, p)
+	host, res, ok := socketTarget(c, p)
 	if !ok || host == "" {
 		return res, false, ok
 	}
@@ -321,7 +343,7 @@ func checkMsghdr(t *sentry.Task, h []byte) (res sentry.Result, changed, ok bool)
 		return sentry.Err(unix.ENAMETOOLONG), false, false
 	}
 	b, n := sockaddrUn(host)
-	addr, err := t.StackBuffer(n, b[:n])
+	addr, err := c.StackBuffer(n, b[:n])
 	if err != nil {
 		return sentry.ErrOf(err), false, false
 	}
@@ -336,15 +358,15 @@ const cmsgHeader = 16
 // checkRights walks the control messages as __scm_send does and refuses
 // SCM_RIGHTS carrying a virtual fd. A malformed message ends the walk:
 // the host refuses the call there (EINVAL) before sending anything.
-func checkRights(t *sentry.Task, ctl, ctllen uintptr) (sentry.Result, bool) {
+func checkRights(c *sentry.Call, ctl, ctllen uintptr) (sentry.Result, bool) {
 	if ctllen > maxControl {
 		return sentry.Err(unix.ENOBUFS), false
 	}
 	buf := make([]byte, ctllen)
-	if t.CopyIn(ctl, buf) != nil {
+	if c.CopyIn(ctl, buf) != nil {
 		return sentry.Err(unix.EFAULT), false
 	}
-	fdt := t.FDTable()
+	fdt := c.FDTable()
 	for off := 0; off+cmsgHeader <= len(buf); {
 		clen := int(binary.LittleEndian.Uint64(buf[off:]))
 		if clen < cmsgHeader || clen > len(buf)-off {
@@ -367,33 +389,34 @@ func checkRights(t *sentry.Task, ctl, ctllen uintptr) (sentry.Result, bool) {
 // process's descriptor. A virtual fd of a guest process comes with its
 // description: the new number (close-on-exec, as pidfd_getfd sets) shares
 // it, as the kernel's copy shares the file.
-func PidfdGetfd(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	pid := pidfdPid(t, int32(args[0]))
+func PidfdGetfd(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	pid := pidfdPid(c, int32(args[0]))
 	if pid <= 0 {
 		return sentry.Pass()
 	}
-	fdt := t.Kernel().FDTableOf(pid)
+	fdt := c.Kernel().FDTableOf(pid)
 	if fdt == nil || !fdt.Has(int32(args[1])) {
 		return sentry.Pass()
 	}
-	s := t.Scratch()
-	*s = sentry.Scratch{FD: int32(args[1]), FD2: pid}
-	return sentry.Observe(t, unix.SYS_PIDFD_GETFD, args, pidfdGetfdExit, true)
+	return sentry.Observe(c, unix.SYS_PIDFD_GETFD, args, &pidfdGetfdExit{pid: pid, target: int32(args[1])}, true)
 }
 
-func pidfdGetfdExit(t *sentry.Task, ret int64) int64 {
-	s := t.Scratch()
-	target, pid := s.FD, s.FD2
-	*s = sentry.Scratch{}
+// pidfdGetfdExit gives the new number the description of process pid's
+// descriptor target.
+type pidfdGetfdExit struct {
+	pid, target int32
+}
+
+func (p *pidfdGetfdExit) Exit(c *sentry.Call, ret int64) int64 {
 	if ret < 0 {
 		return ret
 	}
-	fdt := t.Kernel().FDTableOf(pid)
+	fdt := c.Kernel().FDTableOf(p.pid)
 	if fdt == nil {
 		return ret
 	}
-	if f := fdt.Get(target); f != nil {
-		if old := t.FDTable().Install(int32(ret), f, true); old != nil {
+	if f := fdt.Get(p.target); f != nil {
+		if old := c.FDTable().Install(int32(ret), f, true); old != nil {
 			old.DecRef()
 		}
 		f.DecRef()
@@ -403,8 +426,8 @@ func pidfdGetfdExit(t *sentry.Task, ret int64) int64 {
 
 // pidfdPid is the process a guest's pidfd refers to (its fdinfo's Pid,
 // in the sentry's pid namespace), 0 if fd is no pidfd.
-func pidfdPid(t *sentry.Task, fd int32) int32 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(t.TID)) + "/fdinfo/" + strconv.Itoa(int(fd)))
+func pidfdPid(c *sentry.Call, fd int32) int32 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(c.TID)) + "/fdinfo/" + strconv.Itoa(int(fd)))
 	if err != nil {
 		return 0
 	}
@@ -422,42 +445,42 @@ func pidfdPid(t *sentry.Task, fd int32) int32 {
 // landlock_path_beneath_attr, packed: at offset 8) may not be a
 // placeholder; EBADFD, as get_path_from_fd gives for a file Landlock
 // cannot restrict (an internal mount's).
-func LandlockAddRule(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func LandlockAddRule(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if args[1] != unix.LANDLOCK_RULE_PATH_BENEATH {
 		return sentry.Pass()
 	}
 	var b [4]byte
-	if t.CopyIn(args[2]+8, b[:]) != nil {
+	if c.CopyIn(args[2]+8, b[:]) != nil {
 		return sentry.Err(unix.EFAULT)
 	}
-	return hostFD(t, int32(binary.LittleEndian.Uint32(b[:])), unix.EBADFD)
+	return hostFD(c, int32(binary.LittleEndian.Uint32(b[:])), unix.EBADFD)
 }
 
 // FinitModule is finit_module(fd, params, flags): the module loader would
 // read the placeholder. The capability is checked first, as
 // may_init_module does.
-func FinitModule(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	if !hasCap(t, unix.CAP_SYS_MODULE) {
+func FinitModule(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if !hasCap(c, unix.CAP_SYS_MODULE) {
 		return sentry.Pass()
 	}
-	return hostFD(t, int32(args[0]), errUnserved)
+	return hostFD(c, int32(args[0]), errUnserved)
 }
 
 // KexecFileLoad is kexec_file_load(kernel_fd, initrd_fd, cmdline_len,
 // cmdline, flags): the kernel and initrd images are descriptors
 // (KEXEC_FILE_UNLOAD takes none, KEXEC_FILE_NO_INITRAMFS no initrd).
-func KexecFileLoad(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func KexecFileLoad(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := args[4]
-	if !hasCap(t, unix.CAP_SYS_BOOT) || flags&unix.KEXEC_FILE_UNLOAD != 0 {
+	if !hasCap(c, unix.CAP_SYS_BOOT) || flags&unix.KEXEC_FILE_UNLOAD != 0 {
 		return sentry.Pass()
 	}
-	if res := hostFD(t, int32(args[0]), errUnserved); res.Action != platform.Passthrough {
+	if res := hostFD(c, int32(args[0]), errUnserved); res.Action != platform.Passthrough {
 		return res
 	}
 	if flags&unix.KEXEC_FILE_NO_INITRAMFS != 0 {
 		return sentry.Pass()
 	}
-	return hostFD(t, int32(args[1]), errUnserved)
+	return hostFD(c, int32(args[1]), errUnserved)
 }
 
 // Prctl is prctl(option, ...): PR_SET_MM_EXE_FILE would make a
@@ -465,20 +488,20 @@ func KexecFileLoad(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // prctl_set_mm_exe_file refuses a file it cannot take as an executable,
 // after the CAP_SYS_RESOURCE check (EPERM, the host's). PR_SET_SECCOMP
 // takes no flags, so it cannot install a filter with a listener.
-func Prctl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	if args[0] != unix.PR_SET_MM || args[1] != unix.PR_SET_MM_EXE_FILE || !t.FDTable().Has(int32(args[2])) {
+func Prctl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if args[0] != unix.PR_SET_MM || args[1] != unix.PR_SET_MM_EXE_FILE || !c.FDTable().Has(int32(args[2])) {
 		return sentry.Pass()
 	}
-	if !hasCap(t, unix.CAP_SYS_RESOURCE) {
+	if !hasCap(c, unix.CAP_SYS_RESOURCE) {
 		return sentry.Pass()
 	}
 	return sentry.Err(unix.EACCES)
 }
 
 // hasCap reports whether the task's effective capabilities (the kernel's
-// record, /proc/TID/status) hold capability c.
-func hasCap(t *sentry.Task, c uint) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(t.TID)) + "/status")
+// record, /proc/TID/status) hold capability cp.
+func hasCap(c *sentry.Call, cp uint) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(c.TID)) + "/status")
 	if err != nil {
 		return false
 	}
@@ -491,7 +514,7 @@ func hasCap(t *sentry.Task, c uint) bool {
 		line = line[:j]
 	}
 	v, err := strconv.ParseUint(strings.TrimSpace(string(line)), 16, 64)
-	return err == nil && v&(1<<c) != 0
+	return err == nil && v&(1<<cp) != 0
 }
 
 // bpf(2) commands and attach types that take paths.
@@ -514,27 +537,27 @@ const (
 // file by path (relative to path_fd with BPF_F_PATH_FD; a pin creates,
 // so it does not follow), and a uprobe-multi link its binary. The paths
 // live in attr, where the host reads them itself.
-func Bpf(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Bpf(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	switch args[0] {
 	case bpfObjPin, bpfObjGet:
 		var a [bpfObjAttrSize]byte
-		if t.CopyIn(args[1], a[:min(args[2], bpfObjAttrSize)]) != nil {
+		if c.CopyIn(args[1], a[:min(args[2], bpfObjAttrSize)]) != nil {
 			return sentry.Err(unix.EFAULT)
 		}
 		dirfd := int32(unix.AT_FDCWD)
 		if binary.LittleEndian.Uint32(a[12:])&bpfFPathFD != 0 {
 			dirfd = int32(binary.LittleEndian.Uint32(a[16:]))
 		}
-		res, _ := hostPathAsIs(t, dirfd, uintptr(binary.LittleEndian.Uint64(a[:])), args[0] == bpfObjGet, false)
+		res, _ := hostPathAsIs(c, dirfd, uintptr(binary.LittleEndian.Uint64(a[:])), args[0] == bpfObjGet, false)
 		return res
 	case bpfLinkCreate:
 		var a [bpfLinkCreateAttrSize]byte
-		if t.CopyIn(args[1], a[:min(args[2], bpfLinkCreateAttrSize)]) != nil {
+		if c.CopyIn(args[1], a[:min(args[2], bpfLinkCreateAttrSize)]) != nil {
 			return sentry.Err(unix.EFAULT)
 		}
 		switch binary.LittleEndian.Uint32(a[8:]) {
 		case bpfTraceUprobeMulti, bpfTraceUprobeSession:
-			res, _ := hostPathAsIs(t, unix.AT_FDCWD, uintptr(binary.LittleEndian.Uint64(a[bpfLinkCreateUnionOff:])), true, false)
+			res, _ := hostPathAsIs(c, unix.AT_FDCWD, uintptr(binary.LittleEndian.Uint64(a[bpfLinkCreateUnionOff:])), true, false)
 			return res
 		}
 	}
@@ -544,9 +567,9 @@ func Bpf(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // PerfEventOpen is perf_event_open(attr, pid, cpu, group_fd, flags): an
 // event of the uprobe PMU names its binary by path (attr.config1, which
 // the host reads itself).
-func PerfEventOpen(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func PerfEventOpen(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	var a [perfAttrMinSize]byte
-	if t.CopyIn(args[0], a[:]) != nil {
+	if c.CopyIn(args[0], a[:]) != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	data, err := os.ReadFile(uprobePMUTypeSysfsPath)
@@ -557,6 +580,6 @@ func PerfEventOpen(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if err != nil || binary.LittleEndian.Uint32(a[:]) != uint32(typ) {
 		return sentry.Pass()
 	}
-	res, _ := hostPathAsIs(t, unix.AT_FDCWD, uintptr(binary.LittleEndian.Uint64(a[perfAttrConfig1:])), true, false)
+	res, _ := hostPathAsIs(c, unix.AT_FDCWD, uintptr(binary.LittleEndian.Uint64(a[perfAttrConfig1:])), true, false)
 	return res
 }

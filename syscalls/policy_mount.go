@@ -38,12 +38,12 @@ const (
 // always a path (followed). The source is one for a bind and a move, and
 // for a new mount of a file system that needs a device (lookup_bdev);
 // overlay's layers are paths inside data.
-func Mount(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Mount(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint64(args[3])
 	if flags&msMgcMsk == msMgcVal {
 		flags &^= msMgcMsk
 	}
-	if res, ok := hostPathAt(t, unix.AT_FDCWD, args[1], true, false); !ok {
+	if res, ok := hostPathAt(c, unix.AT_FDCWD, args[1], true, false); !ok {
 		return res
 	}
 	source := false
@@ -58,20 +58,20 @@ func Mount(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		// A new mount without a type: EINVAL from the host
 		// (do_new_mount), before any path.
 	default:
-		fstype, err := t.ReadPath(args[2])
+		fstype, err := c.ReadPath(args[2])
 		if err != nil {
 			return sentry.ErrOf(err)
 		}
 		typ := string(fstype)
 		source = args[0] != 0 && fsNeedsDevice(typ)
 		if typ == "overlay" && args[4] != 0 {
-			if res, ok := overlayLayers(t, args[4]); !ok {
+			if res, ok := overlayLayers(c, args[4]); !ok {
 				return res
 			}
 		}
 	}
 	if source {
-		if res, ok := hostPathAt(t, unix.AT_FDCWD, args[0], true, false); !ok {
+		if res, ok := hostPathAt(c, unix.AT_FDCWD, args[0], true, false); !ok {
 			return res
 		}
 	}
@@ -107,8 +107,8 @@ var overlayPathKeys = map[string]bool{
 // overlayLayers checks the layer paths in overlay's mount data (the
 // options string, ',' separated, '\' escaping the separators, as
 // ovl_next_opt and ovl_parse_param_split_lowerdirs read it).
-func overlayLayers(t *sentry.Task, addr uintptr) (sentry.Result, bool) {
-	data, err := t.ReadPath(addr)
+func overlayLayers(c *sentry.Call, addr uintptr) (sentry.Result, bool) {
+	data, err := c.ReadPath(addr)
 	if err != nil {
 		// Longer than the page the kernel copies, or unreadable: the
 		// sentry cannot check what the host would read.
@@ -119,7 +119,7 @@ func overlayLayers(t *sentry.Task, addr uintptr) (sentry.Result, bool) {
 		if !ok || !overlayPathKeys[key] {
 			continue
 		}
-		if res, ok := overlayPaths(t, val, key == "lowerdir"); !ok {
+		if res, ok := overlayPaths(c, val, key == "lowerdir"); !ok {
 			return res, false
 		}
 	}
@@ -127,7 +127,7 @@ func overlayLayers(t *sentry.Task, addr uintptr) (sentry.Result, bool) {
 }
 
 // overlayPaths checks one option value: a list of layers for lowerdir.
-func overlayPaths(t *sentry.Task, val string, list bool) (sentry.Result, bool) {
+func overlayPaths(c *sentry.Call, val string, list bool) (sentry.Result, bool) {
 	layers := []string{val}
 	if list {
 		layers = splitEscaped(val, ':')
@@ -137,7 +137,7 @@ func overlayPaths(t *sentry.Task, val string, list bool) (sentry.Result, bool) {
 			// "::" separates the data-only layers.
 			continue
 		}
-		if res, ok := hostStringAsIs(t, unescape(l), true); !ok {
+		if res, ok := hostStringAsIs(c, unescape(l), true); !ok {
 			return res, false
 		}
 	}
@@ -180,15 +180,15 @@ func unescape(s string) string {
 const umountNoFollow = 0x8
 
 // Umount2 is umount2(target, flags).
-func Umount2(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	res, _ := hostPathAt(t, unix.AT_FDCWD, args[0], uint32(args[1])&umountNoFollow == 0, false)
+func Umount2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	res, _ := hostPathAt(c, unix.AT_FDCWD, args[0], uint32(args[1])&umountNoFollow == 0, false)
 	return res
 }
 
 // PivotRoot is pivot_root(new_root, put_old): two directories, followed.
-func PivotRoot(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func PivotRoot(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	for _, a := range args[:2] {
-		if res, ok := hostPathAt(t, unix.AT_FDCWD, a, true, false); !ok {
+		if res, ok := hostPathAt(c, unix.AT_FDCWD, a, true, false); !ok {
 			return res
 		}
 	}
@@ -198,16 +198,16 @@ func PivotRoot(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // OpenTree is open_tree(dfd, path, flags) and open_tree_attr(dfd, path,
 // flags, attr, size): AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW. A virtual dfd
 // with an empty path would clone a mount of its placeholder.
-func OpenTree(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return dfdPathFlags(t, args, unix.AT_SYMLINK_NOFOLLOW, unix.AT_EMPTY_PATH)
+func OpenTree(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return dfdPathFlags(c, args, unix.AT_SYMLINK_NOFOLLOW, unix.AT_EMPTY_PATH)
 }
 
 // dfdPathFlags guards a call of (dfd, path, flags) whose flags say not to
 // follow the last symlink (noFollow) or that an empty path is dfd
 // (empty).
-func dfdPathFlags(t *sentry.Task, args *platform.SyscallArgs, noFollow, empty uint32) sentry.Result {
+func dfdPathFlags(c *sentry.Call, args *platform.SyscallArgs, noFollow, empty uint32) sentry.Result {
 	flags := uint32(args[2])
-	return hostPathOrEmpty(t, int32(args[0]), args[1], flags&noFollow == 0, flags&empty != 0)
+	return hostPathOrEmpty(c, int32(args[0]), args[1], flags&noFollow == 0, flags&empty != 0)
 }
 
 // move_mount(2) flags.
@@ -220,12 +220,12 @@ const (
 
 // MoveMount is move_mount(from_dfd, from_path, to_dfd, to_path, flags):
 // both ends are (dfd, path), followed only with the *_SYMLINKS flags.
-func MoveMount(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func MoveMount(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[4])
-	if res := hostPathOrEmpty(t, int32(args[0]), args[1], flags&moveMountFSymlinks != 0, flags&moveMountFEmptyPath != 0); res.Action != platform.Passthrough {
+	if res := hostPathOrEmpty(c, int32(args[0]), args[1], flags&moveMountFSymlinks != 0, flags&moveMountFEmptyPath != 0); res.Action != platform.Passthrough {
 		return res
 	}
-	return hostPathOrEmpty(t, int32(args[2]), args[3], flags&moveMountTSymlinks != 0, flags&moveMountTEmptyPath != 0)
+	return hostPathOrEmpty(c, int32(args[2]), args[3], flags&moveMountTSymlinks != 0, flags&moveMountTEmptyPath != 0)
 }
 
 // fspick(2) flags.
@@ -236,13 +236,13 @@ const (
 
 // Fspick is fspick(dfd, path, flags): a virtual dfd would pick the
 // superblock of its placeholder's file system.
-func Fspick(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return dfdPathFlags(t, args, fspickSymlinkNoFollow, fspickEmptyPath)
+func Fspick(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return dfdPathFlags(c, args, fspickSymlinkNoFollow, fspickEmptyPath)
 }
 
 // MountSetattr is mount_setattr(dfd, path, flags, attr, size).
-func MountSetattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return dfdPathFlags(t, args, unix.AT_SYMLINK_NOFOLLOW, unix.AT_EMPTY_PATH)
+func MountSetattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return dfdPathFlags(c, args, unix.AT_SYMLINK_NOFOLLOW, unix.AT_EMPTY_PATH)
 }
 
 // fsconfig(2) commands.
@@ -261,14 +261,14 @@ var fsconfigPathKeys = map[string]bool{"source": true, "journal_path": true}
 // SET_PATH_EMPTY name an object by (aux, value), SET_FD by descriptor aux,
 // and a string value of a path parameter is a path the file system looks
 // up itself.
-func Fsconfig(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Fsconfig(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	switch args[1] {
 	case fsconfigSetPath, fsconfigSetPathEmpty:
-		return hostPathOrEmpty(t, int32(args[4]), args[3], true, args[1] == fsconfigSetPathEmpty)
+		return hostPathOrEmpty(c, int32(args[4]), args[3], true, args[1] == fsconfigSetPathEmpty)
 	case fsconfigSetFD:
-		return hostFD(t, int32(args[4]), errUnserved)
+		return hostFD(c, int32(args[4]), errUnserved)
 	case fsconfigSetString:
-		key, err := t.ReadPath(args[2])
+		key, err := c.ReadPath(args[2])
 		if err != nil {
 			// Never a pass: the host might read what the sentry could
 			// not.
@@ -278,11 +278,11 @@ func Fsconfig(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		if !fsconfigPathKeys[k] && !overlayPathKeys[k] {
 			return sentry.Pass()
 		}
-		val, err := t.ReadPath(args[3])
+		val, err := c.ReadPath(args[3])
 		if err != nil {
 			return sentry.ErrOf(err)
 		}
-		res, _ := overlayPaths(t, string(val), k == "lowerdir")
+		res, _ := overlayPaths(c, string(val), k == "lowerdir")
 		return res
 	}
 	return sentry.Pass()
@@ -293,14 +293,14 @@ const qQuotaon = 0x800002
 
 // Quotactl is quotactl(cmd, special, id, addr): special names the block
 // device (or, NULL, all for Q_SYNC), and Q_QUOTAON's addr the quota file.
-func Quotactl(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Quotactl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if args[1] != 0 {
-		if res, ok := hostPathAt(t, unix.AT_FDCWD, args[1], true, false); !ok {
+		if res, ok := hostPathAt(c, unix.AT_FDCWD, args[1], true, false); !ok {
 			return res
 		}
 	}
 	if uint32(args[0])>>8 == qQuotaon {
-		if res, ok := hostPathAt(t, unix.AT_FDCWD, args[3], true, false); !ok {
+		if res, ok := hostPathAt(c, unix.AT_FDCWD, args[3], true, false); !ok {
 			return res
 		}
 	}
@@ -316,15 +316,15 @@ const (
 // FanotifyMark is fanotify_mark(fd, flags, mask, dirfd, path): the object
 // is (dirfd, path), or dirfd itself with a NULL path; FAN_MARK_FLUSH
 // names none.
-func FanotifyMark(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func FanotifyMark(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[1])
 	if flags&fanMarkFlush != 0 {
 		return sentry.Pass()
 	}
 	if args[4] == 0 {
-		return hostFD(t, int32(args[3]), errUnserved)
+		return hostFD(c, int32(args[3]), errUnserved)
 	}
-	res, _ := hostPathAt(t, int32(args[3]), args[4], flags&fanMarkDontFollow == 0, false)
+	res, _ := hostPathAt(c, int32(args[3]), args[4], flags&fanMarkDontFollow == 0, false)
 	return res
 }
 
@@ -332,6 +332,6 @@ func FanotifyMark(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // is decoded on mount_fd's file system (the working directory's for
 // AT_FDCWD); on a placeholder's, it would open files of the host's
 // /dev/shm the guest never named.
-func OpenByHandleAt(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return hostDirFD(t, int32(args[0]))
+func OpenByHandleAt(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return hostDirFD(c, int32(args[0]))
 }

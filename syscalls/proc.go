@@ -15,7 +15,7 @@ import (
 // procMountsFile recognizes the /proc files that list mounts. The guest
 // must see the sentry's mounts there, as it would see a real tmpfs, so
 // that df, findmnt and stat -f find them.
-func procMountsFile(t *sentry.Task, p string) (hostPath string, mountinfo, ok bool) {
+func procMountsFile(c *sentry.Call, p string) (hostPath string, mountinfo, ok bool) {
 	if !strings.HasPrefix(p, "/proc/") {
 		return "", false, false
 	}
@@ -35,28 +35,28 @@ func procMountsFile(t *sentry.Task, p string) (hostPath string, mountinfo, ok bo
 	}
 	if who != "self" && who != "thread-self" {
 		n, err := strconv.Atoi(who)
-		if err != nil || (int32(n) != t.TID && int32(n) != t.TG.TGID) {
+		if err != nil || (int32(n) != c.TID && int32(n) != c.TG.TGID) {
 			return "", false, false
 		}
 	}
-	return "/proc/" + strconv.Itoa(int(t.TID)) + "/" + file, file == "mountinfo", true
+	return "/proc/" + strconv.Itoa(int(c.TID)) + "/" + file, file == "mountinfo", true
 }
 
 // mountsFileContents is the host's list with the sentry's mounts added
 // last (so they shadow what the host has at the same point, as a mount on
 // top does), in the mountinfo or mounts format.
-func mountsFileContents(t *sentry.Task, hostPath string, mountinfo bool) ([]byte, error) {
+func mountsFileContents(c *sentry.Call, hostPath string, mountinfo bool) ([]byte, error) {
 	data, err := os.ReadFile(hostPath)
 	if err != nil {
 		return nil, unix.EIO
 	}
 	var b strings.Builder
-	if hidden := t.Kernel().HiddenMounts(); len(hidden) > 0 {
+	if hidden := c.Kernel().HiddenMounts(); len(hidden) > 0 {
 		writeShown(&b, data, hidden, mountinfo, strings.TrimSuffix(hostPath, "mounts")+"mountinfo")
 	} else {
 		b.Write(data)
 	}
-	for _, m := range t.Kernel().VFS.Mounts() {
+	for _, m := range c.Kernel().VFS.Mounts() {
 		var st unix.Stat_t
 		m.Root.Inode().Stat(&st)
 		if mountinfo {
@@ -74,20 +74,20 @@ func mountsFileContents(t *sentry.Task, hostPath string, mountinfo bool) ([]byte
 // openProcMounts serves an open of a mounts list: a fresh unlinked file
 // in the scratch file system holding the contents, opened read-only
 // through the ordinary placeholder path.
-func openProcMounts(t *sentry.Task, hostPath string, mountinfo bool, flags uint32) sentry.Result {
+func openProcMounts(c *sentry.Call, hostPath string, mountinfo bool, flags uint32) sentry.Result {
 	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_CREAT|unix.O_TRUNC) != 0 {
 		return sentry.Err(unix.EACCES)
 	}
-	scratch := t.Kernel().Opts.Scratch
+	scratch := c.Kernel().Opts.Scratch
 	if scratch == nil {
 		return sentry.Pass()
 	}
-	data, err := mountsFileContents(t, hostPath, mountinfo)
+	data, err := mountsFileContents(c, hostPath, mountinfo)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	root := &vfs.Credentials{}
-	name := "mounts-" + strconv.Itoa(int(t.TID))
+	name := "mounts-" + strconv.Itoa(int(c.TID))
 	d, err := scratch.Root.Create(name, 0444, root)
 	if err != nil {
 		return sentry.ErrOf(err)
@@ -99,7 +99,7 @@ func openProcMounts(t *sentry.Task, hostPath string, mountinfo bool, flags uint3
 	if _, err := d.Inode().WriteAt(data, 0, root); err != nil {
 		return sentry.ErrOf(err)
 	}
-	return installOpen(t, scratch, d, flags&^unix.O_DIRECTORY, nil)
+	return installOpen(c, scratch, d, flags&^unix.O_DIRECTORY, nil)
 }
 
 // writeShown writes the kernel's list less the lines of the guest

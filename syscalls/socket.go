@@ -29,12 +29,12 @@ func sockaddrUn(path string) (b [sockaddrUnSize]byte, n int) {
 // EFAULT, as move_addr_to_kernel's: it must not pass to the host, which
 // may read what the sentry could not (a guest that made itself
 // non-dumpable hides its memory from a sentry without CAP_SYS_PTRACE).
-func unixPath(t *sentry.Task, addr, addrlen uintptr) (p string, ok bool, err error) {
+func unixPath(c *sentry.Call, addr, addrlen uintptr) (p string, ok bool, err error) {
 	if addr == 0 || addrlen <= 2 || addrlen > sockaddrUnSize {
 		return "", false, nil
 	}
 	var b [sockaddrUnSize]byte
-	if err := t.CopyIn(addr, b[:addrlen]); err != nil {
+	if err := c.CopyIn(addr, b[:addrlen]); err != nil {
 		return "", false, err
 	}
 	if binary.LittleEndian.Uint16(b[:2]) != unix.AF_UNIX || b[2] == 0 {
@@ -49,30 +49,30 @@ func unixPath(t *sentry.Task, addr, addrlen uintptr) (p string, ok bool, err err
 
 // redirectSockaddr makes the host's call use a sockaddr_un for host
 // instead of the guest's (argument index i, its length at i+1).
-func redirectSockaddr(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i int, host string, exit sentry.ExitFn) sentry.Result {
+func redirectSockaddr(c *sentry.Call, sysno uintptr, args *platform.SyscallArgs, i int, host string, then sentry.Continuation) sentry.Result {
 	if len(host) >= sockaddrUnSize-2 {
 		return sentry.Err(unix.ENAMETOOLONG)
 	}
 	b, n := sockaddrUn(host)
-	addr, err := t.WriteStackString(string(b[:n-1]))
+	addr, err := c.WriteStackString(string(b[:n-1]))
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	na := *args
 	na[i] = addr
 	na[i+1] = uintptr(n)
-	return sentry.RewriteTo(t, sysno, na, exit)
+	return sentry.RewriteTo(c, sysno, na, then)
 }
 
 // resolveString resolves a path the sentry holds (an AF_UNIX path from a
 // sockaddr, a script's interpreter), written as a NUL-terminated string
 // below the guest's stack so that the ordinary walk applies.
-func resolveString(t *sentry.Task, p string, follow bool) (resolved, error) {
-	addr, err := t.WriteStackString(p)
+func resolveString(c *sentry.Call, p string, follow bool) (resolved, error) {
+	addr, err := c.WriteStackString(p)
 	if err != nil {
 		return resolved{}, err
 	}
-	r, err := resolveAt(t, unix.AT_FDCWD, addr, follow, false)
+	r, err := resolveAt(c, unix.AT_FDCWD, addr, follow, false)
 	return r, err
 }
 
@@ -82,10 +82,10 @@ func resolveString(t *sentry.Task, p string, follow bool) (resolved, error) {
 // guest's socket to the host node that stands for that inode: the sentry
 // binds it, on its own copy of the descriptor (the private directory is
 // not writable by the guest).
-func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Bind(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	// The descriptor comes first, as sockfd_lookup: a bad one, or one
 	// that is not a socket, fails before the address is looked at.
-	sock, err := platform.GetFD(t.TID, int32(args[0]))
+	sock, err := platform.GetFD(c.TID, int32(args[0]))
 	if err != nil {
 		return sentry.ErrOf(errnoOf(err))
 	}
@@ -99,19 +99,19 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 		// it makes of the address.
 		return sentry.Pass()
 	}
-	p, ok, err := unixPath(t, args[1], args[2])
+	p, ok, err := unixPath(c, args[1], args[2])
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	if !ok {
 		return sentry.Pass()
 	}
-	r, err := resolveString(t, p, false)
+	r, err := resolveString(c, p, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	if r.host {
-		return passSockaddr(t, unix.SYS_BIND, args, 1, &r)
+		return passSockaddr(c, unix.SYS_BIND, args, 1, &r)
 	}
 	if r.Dentry != nil || r.Parent == nil {
 		return sentry.Err(unix.EADDRINUSE)
@@ -120,13 +120,13 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if !ok {
 		return sentry.Err(unix.EPERM)
 	}
-	d, err := m.Mknod(r.Name, unix.S_IFSOCK|0777&^t.FSContext().Umask(), 0, t.Creds())
+	d, err := m.Mknod(r.Name, unix.S_IFSOCK|0777&^c.FSContext().Umask(), 0, c.Creds())
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	host, err := t.Kernel().HostSocket(r.Mount, d.Inode().Ino())
+	host, err := c.Kernel().HostSocket(r.Mount, d.Inode().Ino())
 	if err != nil {
-		r.Parent.Unlink(r.Name, t.Creds())
+		r.Parent.Unlink(r.Name, c.Creds())
 		return sentry.Err(unix.EADDRNOTAVAIL)
 	}
 	var st unix.Stat_t
@@ -135,12 +135,12 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if err != nil {
 		// Already bound (EINVAL), or the host refused: no name stays,
 		// as unix_bind_bsd removes the node it made.
-		r.Parent.Unlink(r.Name, t.Creds())
+		r.Parent.Unlink(r.Name, c.Creds())
 		return sentry.ErrOf(errnoOf(err))
 	}
 	// getsockname and getpeername report the guest's path, as the
 	// kernel reports the one bind was given.
-	t.Kernel().SetSocketName(addr, p)
+	c.Kernel().SetSocketName(addr, p)
 	return sentry.Ret(0)
 }
 
@@ -148,48 +148,48 @@ func Bind(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // system must name a socket inode (ENOENT, ECONNREFUSED otherwise, write
 // permission needed, as unix_find_bsd); the host connects to the host
 // path standing for it.
-func Connect(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return toSocketPath(t, unix.SYS_CONNECT, args, 1)
+func Connect(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return toSocketPath(c, unix.SYS_CONNECT, args, 1)
 }
 
 // Sendto is sendto(fd, buf, len, flags, addr, addrlen): a datagram sent to
 // a path finds its socket as connect does (unix_dgram_sendmsg ->
 // unix_find_other -> unix_find_bsd).
-func Sendto(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return toSocketPath(t, unix.SYS_SENDTO, args, 4)
+func Sendto(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return toSocketPath(c, unix.SYS_SENDTO, args, 4)
 }
 
 // toSocketPath serves a call that reaches the AF_UNIX socket named by the
 // sockaddr at argument i (its length at i+1).
-func toSocketPath(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i int) sentry.Result {
-	p, ok, err := unixPath(t, args[i], args[i+1])
+func toSocketPath(c *sentry.Call, sysno uintptr, args *platform.SyscallArgs, i int) sentry.Result {
+	p, ok, err := unixPath(c, args[i], args[i+1])
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	if !ok {
 		return sentry.Pass()
 	}
-	host, res, ok := socketTarget(t, p)
+	host, res, ok := socketTarget(c, p)
 	if !ok {
 		return res
 	}
 	if host == "" {
 		return sentry.Pass()
 	}
-	return redirectSockaddr(t, sysno, args, i, host, identityExit)
+	return redirectSockaddr(c, sysno, args, i, host, sentry.Identity{})
 }
 
 // socketTarget is where a call reaching the AF_UNIX socket at path p goes
 // (connect, sendto, sendmsg): the path the host must use instead of p (""
 // for p itself), or ok false with res the answer.
-func socketTarget(t *sentry.Task, p string) (host string, res sentry.Result, ok bool) {
-	if guest, ok := t.Kernel().SocketName(p); ok {
+func socketTarget(c *sentry.Call, p string) (host string, res sentry.Result, ok bool) {
+	if guest, ok := c.Kernel().SocketName(p); ok {
 		// The host address of a socket bound in a sentry mount, as
 		// recvfrom and accept report a peer's (they are not trapped):
 		// it names the socket the guest bound at guest.
 		p = guest
 	}
-	r, err := resolveString(t, p, true)
+	r, err := resolveString(c, p, true)
 	if err != nil {
 		return "", sentry.ErrOf(err), false
 	}
@@ -200,29 +200,27 @@ func socketTarget(t *sentry.Task, p string) (host string, res sentry.Result, ok 
 		return "", sentry.Err(unix.ENOENT), false
 	}
 	ino := r.Dentry.Inode()
-	if err := ino.CheckPermission(t.Creds(), vfs.MayWrite); err != nil {
+	if err := ino.CheckPermission(c.Creds(), vfs.MayWrite); err != nil {
 		return "", sentry.ErrOf(err), false
 	}
 	if ino.Mode()&unix.S_IFMT != unix.S_IFSOCK {
 		return "", sentry.Err(unix.ECONNREFUSED), false
 	}
-	hs, err := t.Kernel().HostSocket(r.Mount, ino.Ino())
+	hs, err := c.Kernel().HostSocket(r.Mount, ino.Ino())
 	if err != nil {
 		return "", sentry.Err(unix.ECONNREFUSED), false
 	}
 	return hs.GuestPath(), res, true
 }
 
-func identityExit(_ *sentry.Task, ret int64) int64 { return ret }
-
 // passSockaddr lets the host run a call on a host socket path: the
 // guest's own sockaddr, or the resolved host path where the walk went
 // through a sentry mount.
-func passSockaddr(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i int, r *resolved) sentry.Result {
+func passSockaddr(c *sentry.Call, sysno uintptr, args *platform.SyscallArgs, i int, r *resolved) sentry.Result {
 	if r.hostPath == "" {
 		return sentry.Pass()
 	}
-	return redirectSockaddr(t, sysno, args, i, r.hostPath, identityExit)
+	return redirectSockaddr(c, sysno, args, i, r.hostPath, sentry.Identity{})
 }
 
 // Getsockname is getsockname(fd, addr, addrlen), and Getpeername
@@ -231,34 +229,36 @@ func passSockaddr(t *sentry.Task, sysno uintptr, args *platform.SyscallArgs, i i
 // copies the address bind stored: the path as given, its length
 // offsetof(sun_path) + strlen + 1), truncated to its buffer as the kernel
 // truncates.
-func Getsockname(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	if !t.Kernel().HasSocketNames() || args[1] == 0 || args[2] == 0 {
+func Getsockname(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if !c.Kernel().HasSocketNames() || args[1] == 0 || args[2] == 0 {
 		return sentry.Pass()
 	}
 	var lb [4]byte
-	if t.CopyIn(args[2], lb[:]) != nil {
+	if c.CopyIn(args[2], lb[:]) != nil {
 		return sentry.Pass()
 	}
-	s := t.Scratch()
-	*s = sentry.Scratch{Args: *args, Aux: uint64(binary.LittleEndian.Uint32(lb[:]))}
-	return sentry.Observe(t, t.Sysno(), args, socknameExit, false)
+	return sentry.Observe(c, c.Sysno, args, &socknameExit{userLen: int32(binary.LittleEndian.Uint32(lb[:]))}, false)
 }
 
-func socknameExit(t *sentry.Task, ret int64) int64 {
-	s := t.Scratch()
-	fd, addr, lenAddr, userLen := int32(s.Args[0]), s.Args[1], s.Args[2], int(int32(uint32(s.Aux)))
-	*s = sentry.Scratch{}
+// socknameExit puts the guest's path in getsockname's (getpeername's)
+// answer; userLen is the length of the guest's buffer as it gave it.
+type socknameExit struct {
+	userLen int32
+}
+
+func (s *socknameExit) Exit(c *sentry.Call, ret int64) int64 {
+	fd, addr, lenAddr, userLen := int32(c.Args[0]), c.Args[1], c.Args[2], int(s.userLen)
 	if ret != 0 || userLen < 0 {
 		return ret
 	}
 	// The guest's buffer may hold a truncated address: ask the socket
 	// itself for the whole one.
-	local, err := platform.GetFD(t.TID, fd)
+	local, err := platform.GetFD(c.TID, fd)
 	if err != nil {
 		return ret
 	}
 	var sa unix.Sockaddr
-	if t.Sysno() == unix.SYS_GETPEERNAME {
+	if c.Sysno == unix.SYS_GETPEERNAME {
 		sa, err = unix.Getpeername(local)
 	} else {
 		sa, err = unix.Getsockname(local)
@@ -268,17 +268,17 @@ func socknameExit(t *sentry.Task, ret int64) int64 {
 	if err != nil || !ok {
 		return ret
 	}
-	guest, ok := t.Kernel().SocketName(su.Name)
+	guest, ok := c.Kernel().SocketName(su.Name)
 	if !ok {
 		return ret
 	}
 	nb, full := sockaddrUn(guest)
-	if t.CopyOut(addr, nb[:min(full, userLen)]) != nil {
+	if c.CopyOut(addr, nb[:min(full, userLen)]) != nil {
 		return -int64(unix.EFAULT)
 	}
 	var lb [4]byte
 	binary.LittleEndian.PutUint32(lb[:], uint32(full))
-	if t.CopyOut(lenAddr, lb[:]) != nil {
+	if c.CopyOut(lenAddr, lb[:]) != nil {
 		return -int64(unix.EFAULT)
 	}
 	return ret

@@ -9,13 +9,13 @@ import (
 )
 
 // Mknod is mknod(path, mode, dev).
-func Mknod(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return mknodat(t, unix.AT_FDCWD, args[0], uint32(args[1]), uint32(args[2]))
+func Mknod(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return mknodat(c, unix.AT_FDCWD, args[0], uint32(args[1]), uint32(args[2]))
 }
 
 // Mknodat is mknodat(dirfd, path, mode, dev).
-func Mknodat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return mknodat(t, int32(args[0]), args[1], uint32(args[2]), uint32(args[3]))
+func Mknodat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return mknodat(c, int32(args[0]), args[1], uint32(args[2]), uint32(args[3]))
 }
 
 // mknodat is do_mknodat: a type of 0 or S_IFREG makes a regular file;
@@ -24,7 +24,7 @@ func Mknodat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // permission, as vfs_mknod); a directory is EPERM and an unknown type
 // EINVAL. dev is the syscall's unsigned int, which the kernel decodes
 // (new_decode_dev) and stat encodes back to the same 32 bits.
-func mknodat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode, dev uint32) sentry.Result {
+func mknodat(c *sentry.Call, dirfd int32, pathAddr uintptr, mode, dev uint32) sentry.Result {
 	typ := mode & unix.S_IFMT
 	switch typ {
 	case 0, unix.S_IFREG, unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFCHR, unix.S_IFBLK:
@@ -33,7 +33,7 @@ func mknodat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode, dev uint32) se
 	default:
 		return sentry.Err(unix.EINVAL)
 	}
-	r, err := resolveAt(t, dirfd, pathAddr, false, false)
+	r, err := resolveAt(c, dirfd, pathAddr, false, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -43,16 +43,16 @@ func mknodat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode, dev uint32) se
 	if r.Dentry != nil || r.Parent == nil {
 		return sentry.Err(unix.EEXIST)
 	}
-	perm := mode & 07777 &^ t.FSContext().Umask()
+	perm := mode & 07777 &^ c.FSContext().Umask()
 	if typ == 0 || typ == unix.S_IFREG {
-		_, err = r.Parent.Create(r.Name, perm, t.Creds())
+		_, err = r.Parent.Create(r.Name, perm, c.Creds())
 		return retErr(err)
 	}
 	m, ok := r.Parent.(vfs.Mknoder)
 	if !ok {
 		return sentry.Err(unix.EPERM)
 	}
-	_, err = m.Mknod(r.Name, typ|perm, uint64(dev), t.Creds())
+	_, err = m.Mknod(r.Name, typ|perm, uint64(dev), c.Creds())
 	return retErr(err)
 }
 
@@ -61,28 +61,28 @@ func mknodat(t *sentry.Task, dirfd int32, pathAddr uintptr, mode, dev uint32) se
 // directory on first use (permission was checked on the sentry's inode),
 // so reads, writes and ioctls reach the device itself. The descriptor is
 // then a host fd, as for a FIFO.
-func openDevice(t *sentry.Task, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.Result {
+func openDevice(c *sentry.Call, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.Result {
 	dev, ok := ino.(vfs.DeviceInode)
 	if !ok {
 		return sentry.Err(unix.ENXIO)
 	}
-	host, err := t.Kernel().HostDevice(m, ino.Ino(), ino.Mode()&unix.S_IFMT, dev.Rdev())
+	host, err := c.Kernel().HostDevice(m, ino.Ino(), ino.Mode()&unix.S_IFMT, dev.Rdev())
 	if err != nil {
 		return sentry.ErrOf(errnoOf(err))
 	}
-	return openHostSpecial(t, host, ino, flags)
+	return openHostSpecial(c, host, ino, flags)
 }
 
 // openFIFO opens a FIFO of the sentry's: the guest opens a host FIFO that
 // stands for it (one per inode, made on first use), so readers and writers
 // in different guest processes meet and block as Linux's pipes do. The
 // descriptor is then a host fd.
-func openFIFO(t *sentry.Task, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.Result {
-	host, err := t.Kernel().HostFIFO(m, ino.Ino())
+func openFIFO(c *sentry.Call, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.Result {
+	host, err := c.Kernel().HostFIFO(m, ino.Ino())
 	if err != nil {
 		return sentry.Err(unix.ENXIO)
 	}
-	return openHostSpecial(t, host, ino, flags)
+	return openHostSpecial(c, host, ino, flags)
 }
 
 // openHostSpecial opens the host special file standing for ino, with the
@@ -93,12 +93,12 @@ func openFIFO(t *sentry.Task, m *vfs.Mount, ino vfs.Inode, flags uint32) sentry.
 // open is pointed at the file's path in the guest's mount namespace; on
 // unotify the sentry opens it through the registry's descriptor of the
 // private directory and installs it.
-func openHostSpecial(t *sentry.Task, host sentry.HostSpecial, ino vfs.Inode, flags uint32) sentry.Result {
+func openHostSpecial(c *sentry.Call, host sentry.HostSpecial, ino vfs.Inode, flags uint32) sentry.Result {
 	var want unix.Stat_t
 	ino.Stat(&want)
 	host.SetAttr(want.Mode, want.Uid, want.Gid)
 	flags &^= unix.O_CREAT | unix.O_EXCL | unix.O_TRUNC
-	if t.Notified() {
+	if c.Notified() {
 		// O_NOCTTY: a terminal opened here must not become the
 		// sentry's controlling terminal; the guest's own open (ptrace)
 		// acquires it as Linux would.
@@ -118,23 +118,23 @@ func openHostSpecial(t *sentry.Task, host sentry.HostSpecial, ino vfs.Inode, fla
 					unix.Close(fd)
 				}
 			}
-			return t.OpenBlocking(open, cancel, flags&unix.O_CLOEXEC != 0)
+			return c.OpenBlocking(open, cancel, flags&unix.O_CLOEXEC != 0)
 		}
 		// A device's open may block too (a terminal's carrier): that
 		// serving thread waits, others serve the rest of the guest.
-		t.Blocking()
+		c.Blocking()
 		fd, err := open()
 		if err != nil {
 			return sentry.ErrOf(errnoOf(err))
 		}
-		return installHostFD(t, fd, flags&unix.O_CLOEXEC != 0)
+		return installHostFD(c, fd, flags&unix.O_CLOEXEC != 0)
 	}
-	addr, err := t.WriteStackString(host.GuestPath())
+	addr, err := c.WriteStackString(host.GuestPath())
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	cwd := int64(unix.AT_FDCWD)
 	// O_NOFOLLOW: only the sentry makes nodes there, never a symlink.
 	args := platform.SyscallArgs{uintptr(cwd), addr, uintptr(flags | unix.O_NOFOLLOW), 0}
-	return sentry.RewriteTo(t, unix.SYS_OPENAT, args, identityExit)
+	return sentry.RewriteTo(c, unix.SYS_OPENAT, args, sentry.Identity{})
 }

@@ -9,14 +9,14 @@ import (
 )
 
 // Fstat is fstat(fd, buf), served for virtual fds (O_PATH ones included).
-func Fstat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	t.Kernel().Counters.Fstat.Add(1)
-	return fstat(t, int32(args[0]), args[1])
+func Fstat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	c.Kernel().Counters.Fstat.Add(1)
+	return fstat(c, int32(args[0]), args[1])
 }
 
 // fstat is vfs_fstat: a host fd is the host's.
-func fstat(t *sentry.Task, fd int32, buf uintptr) sentry.Result {
-	f := t.FDTable().Get(fd)
+func fstat(c *sentry.Call, fd int32, buf uintptr) sentry.Result {
+	f := c.FDTable().Get(fd)
 	if f == nil {
 		return sentry.Pass()
 	}
@@ -24,20 +24,20 @@ func fstat(t *sentry.Task, fd int32, buf uintptr) sentry.Result {
 	if s, ok := f.Inode.(vfs.FDStater); ok && !f.IsPath() {
 		// (An O_PATH description's host descriptor is not the file's
 		// data but the store's empty file.)
-		st := t.StatBuf()
+		st := c.StatBuf()
 		s.StatFD(f.HostFD, st)
-		if err := t.CopyOut(buf, statBytes(st)); err != nil {
+		if err := c.CopyOut(buf, statBytes(st)); err != nil {
 			return sentry.Err(unix.EFAULT)
 		}
 		return sentry.Ret(0)
 	}
-	return statTo(t, f.Inode, f.Mount, buf)
+	return statTo(c, f.Inode, f.Mount, buf)
 }
 
-func statTo(t *sentry.Task, ino vfs.Inode, m *vfs.Mount, buf uintptr) sentry.Result {
-	st := t.StatBuf()
+func statTo(c *sentry.Call, ino vfs.Inode, m *vfs.Mount, buf uintptr) sentry.Result {
+	st := c.StatBuf()
 	ino.Stat(st)
-	if err := t.CopyOut(buf, statBytes(st)); err != nil {
+	if err := c.CopyOut(buf, statBytes(st)); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(0)
@@ -49,42 +49,42 @@ func statTo(t *sentry.Task, ino vfs.Inode, m *vfs.Mount, buf uintptr) sentry.Res
 // Linux 6.11+ takes as empty), is fstat(dfd) with no path copy and no walk.
 // Everything else is copied and walked; an empty path with AT_EMPTY_PATH
 // still ends on dfd itself, as vfs_statx does.
-func Newfstatat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Newfstatat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	dfd, pathAddr, buf, flags := int32(args[0]), args[1], args[2], uint32(args[3])
-	k := t.Kernel()
+	k := c.Kernel()
 	if k.Opts.FstatatShortcut && dfd >= 0 && flags == unix.AT_EMPTY_PATH {
 		empty := pathAddr == 0
 		if !empty {
-			var c [1]byte
-			if t.CopyIn(pathAddr, c[:]) != nil {
+			var b [1]byte
+			if c.CopyIn(pathAddr, b[:]) != nil {
 				return sentry.Err(unix.EFAULT)
 			}
-			empty = c[0] == 0
+			empty = b[0] == 0
 		}
 		if empty {
 			k.Counters.FstatatShortcut.Add(1)
-			return fstat(t, dfd, buf)
+			return fstat(c, dfd, buf)
 		}
 	}
 	k.Counters.FstatatLookup.Add(1)
 	if flags&unix.AT_EMPTY_PATH != 0 && pathAddr == 0 {
 		// getname_maybe_null: NULL is the empty path.
 		if dfd >= 0 {
-			return fstat(t, dfd, buf)
+			return fstat(c, dfd, buf)
 		}
-		r, _ := resolveEmpty(t, dfd)
+		r, _ := resolveEmpty(c, dfd)
 		if r.host {
 			return sentry.Pass()
 		}
-		return statTo(t, r.Dentry.Inode(), r.Mount, buf)
+		return statTo(c, r.Dentry.Inode(), r.Mount, buf)
 	}
-	r, err := resolveAt(t, dfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
+	r, err := resolveAt(c, dfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	if r.file != nil {
 		defer r.file.DecRef()
-		return statTo(t, r.file.Inode, r.file.Mount, buf)
+		return statTo(c, r.file.Inode, r.file.Mount, buf)
 	}
 	if r.host {
 		return sentry.Pass()
@@ -92,38 +92,38 @@ func Newfstatat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT|unix.AT_EMPTY_PATH|atStatxSyncType) != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
-	return statWalk(t, &r, buf)
+	return statWalk(c, &r, buf)
 }
 
-func statWalk(t *sentry.Task, r *resolved, buf uintptr) sentry.Result {
+func statWalk(c *sentry.Call, r *resolved, buf uintptr) sentry.Result {
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
 	}
 	if r.TrailingSlash && r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
 		return sentry.Err(unix.ENOTDIR)
 	}
-	return statTo(t, r.Dentry.Inode(), r.Mount, buf)
+	return statTo(c, r.Dentry.Inode(), r.Mount, buf)
 }
 
 // Stat is stat(path, buf).
-func Stat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return statPath(t, args[0], args[1], true)
+func Stat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return statPath(c, args[0], args[1], true)
 }
 
 // Lstat is lstat(path, buf).
-func Lstat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return statPath(t, args[0], args[1], false)
+func Lstat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return statPath(c, args[0], args[1], false)
 }
 
-func statPath(t *sentry.Task, pathAddr, buf uintptr, follow bool) sentry.Result {
-	r, err := resolveAt(t, unix.AT_FDCWD, pathAddr, follow, false)
+func statPath(c *sentry.Call, pathAddr, buf uintptr, follow bool) sentry.Result {
+	r, err := resolveAt(c, unix.AT_FDCWD, pathAddr, follow, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	if r.host {
 		return sentry.Pass()
 	}
-	return statWalk(t, &r, buf)
+	return statWalk(c, &r, buf)
 }
 
 // statxReserved is STATX__RESERVED: a mask asking for it is EINVAL.
@@ -131,7 +131,7 @@ const statxReserved = 0x80000000
 
 // Statx is statx(dfd, path, flags, mask, buf), with Linux's checks first
 // (do_statx: unknown flags, both sync types, the reserved mask bit).
-func Statx(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Statx(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	dfd, pathAddr, flags, mask, buf := int32(args[0]), args[1], uint32(args[2]), uint32(args[3]), args[4]
 	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT|unix.AT_EMPTY_PATH|atStatxSyncType) != 0 ||
 		flags&atStatxSyncType == atStatxSyncType || mask&statxReserved != 0 {
@@ -140,9 +140,9 @@ func Statx(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	var r resolved
 	var err error
 	if flags&unix.AT_EMPTY_PATH != 0 && pathAddr == 0 {
-		r, err = resolveEmpty(t, dfd)
+		r, err = resolveEmpty(c, dfd)
 	} else {
-		r, err = resolveAt(t, dfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
+		r, err = resolveAt(c, dfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
 	}
 	if err != nil {
 		return sentry.ErrOf(err)
@@ -162,10 +162,10 @@ func Statx(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	default:
 		ino, m = r.Dentry.Inode(), r.Mount
 	}
-	stx := t.StatxBuf()
+	stx := c.StatxBuf()
 	ino.Statx(stx)
 	fillStatxMask(stx, mask, m)
-	if err := t.CopyOut(buf, statxBytes(stx)); err != nil {
+	if err := c.CopyOut(buf, statxBytes(stx)); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(0)

@@ -12,18 +12,18 @@ import (
 
 // Fstatfs is fstatfs(fd, buf) on a virtual fd: the mount's figures
 // (TMPFS_MAGIC).
-func Fstatfs(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	f := t.FDTable().Get(int32(args[0]))
+func Fstatfs(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	f := c.FDTable().Get(int32(args[0]))
 	if f == nil {
 		return sentry.Pass()
 	}
 	defer f.DecRef()
-	return statfsTo(t, f.Mount, args[1])
+	return statfsTo(c, f.Mount, args[1])
 }
 
 // Statfs is statfs(path, buf).
-func Statfs(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	r, err := resolveAt(t, unix.AT_FDCWD, args[0], true, false)
+func Statfs(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	r, err := resolveAt(c, unix.AT_FDCWD, args[0], true, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -33,13 +33,13 @@ func Statfs(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
 	}
-	return statfsTo(t, r.Mount, args[1])
+	return statfsTo(c, r.Mount, args[1])
 }
 
-func statfsTo(t *sentry.Task, m *vfs.Mount, buf uintptr) sentry.Result {
+func statfsTo(c *sentry.Call, m *vfs.Mount, buf uintptr) sentry.Result {
 	var st unix.Statfs_t
 	m.FS.Statfs(&st)
-	if err := t.CopyOut(buf, unsafe.Slice((*byte)(unsafe.Pointer(&st)), unsafe.Sizeof(st))); err != nil {
+	if err := c.CopyOut(buf, unsafe.Slice((*byte)(unsafe.Pointer(&st)), unsafe.Sizeof(st))); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	return sentry.Ret(0)
@@ -48,8 +48,8 @@ func statfsTo(t *sentry.Task, m *vfs.Mount, buf uintptr) sentry.Result {
 // fileFor returns the description behind a virtual fd with a reference;
 // otherwise ok is false and res is the answer: pass through for a host fd,
 // EBADF for an O_PATH description (fdget refuses FMODE_PATH files).
-func fileFor(t *sentry.Task, fd int32) (f *vfs.FileDescription, res sentry.Result, ok bool) {
-	f = t.FDTable().Get(fd)
+func fileFor(c *sentry.Call, fd int32) (f *vfs.FileDescription, res sentry.Result, ok bool) {
+	f = c.FDTable().Get(fd)
 	if f == nil {
 		return nil, sentry.Pass(), false
 	}

@@ -25,20 +25,20 @@ import (
 // binfmt_script would: its interpreter is exec'd with the script's path
 // as an argument (execScript), from its own backing when it is a file of
 // the sentry's too.
-func Execve(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return execveat(t, unix.AT_FDCWD, args[0], args[1], args[2], 0)
+func Execve(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return execveat(c, unix.AT_FDCWD, args[0], args[1], args[2], 0)
 }
 
 // Execveat is execveat(dirfd, path, argv, envp, flags); see Execve.
-func Execveat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return execveat(t, int32(args[0]), args[1], args[2], args[3], uint32(args[4]))
+func Execveat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return execveat(c, int32(args[0]), args[1], args[2], args[3], uint32(args[4]))
 }
 
-func execveat(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags uint32) sentry.Result {
+func execveat(c *sentry.Call, dirfd int32, pathAddr, argv, envp uintptr, flags uint32) sentry.Result {
 	if flags&^(unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW) != 0 || pathAddr == 0 {
 		return sentry.Pass()
 	}
-	r, err := resolveAt(t, dirfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
+	r, err := resolveAt(c, dirfd, pathAddr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, flags&unix.AT_EMPTY_PATH != 0)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -61,15 +61,15 @@ func execveat(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags u
 		// do_open_execat: only regular files run.
 		return sentry.Err(unix.EACCES)
 	}
-	if err := ino.CheckPermission(t.Creds(), vfs.MayExec); err != nil {
+	if err := ino.CheckPermission(c.Creds(), vfs.MayExec); err != nil {
 		return sentry.ErrOf(err)
 	}
 	var head [binprmBufSize]byte
 	n, _ := ino.ReadAt(head[:], 0)
 	if n >= 2 && head[0] == '#' && head[1] == '!' {
-		return execScript(t, dirfd, pathAddr, argv, envp, flags, head[:n])
+		return execScript(c, dirfd, pathAddr, argv, envp, flags, head[:n])
 	}
-	return execBacking(t, r.Mount, d, argv, envp)
+	return execBacking(c, r.Mount, d, argv, envp)
 }
 
 // execBacking runs a file of the sentry's: a close-on-exec descriptor of
@@ -77,10 +77,10 @@ func execveat(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags u
 // stop), then the guest issues execveat(fd, "", argv, envp,
 // AT_EMPTY_PATH). If that fails, the descriptor is closed again and the
 // guest's call returns execveat's error.
-func execBacking(t *sentry.Task, m *vfs.Mount, d vfs.Dentry, argv, envp uintptr) sentry.Result {
+func execBacking(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, argv, envp uintptr) sentry.Result {
 	// execveat's path: an empty string of the sentry's (the guest's
 	// memory is no place for it: another thread may rewrite it).
-	empty, err := t.WriteStackString("")
+	empty, err := c.WriteStackString("")
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -91,21 +91,35 @@ func execBacking(t *sentry.Task, m *vfs.Mount, d vfs.Dentry, argv, envp uintptr)
 		return sentry.ErrOf(errnoOf(err))
 	}
 	f.HostFD = hfd
-	return t.InstallFileThen(f, true, nil, func(t *sentry.Task, ret int64) int64 {
-		if ret < 0 {
-			return ret
-		}
-		fd := int32(ret)
-		t.ReissueObserved(unix.SYS_EXECVEAT, platform.SyscallArgs{uintptr(fd), empty, argv, envp, unix.AT_EMPTY_PATH},
-			func(t *sentry.Task, ret int64) int64 {
-				if ret < 0 {
-					// The image did not change: the descriptor goes.
-					t.FailAfterClose(fd, unix.Errno(-ret))
-				}
-				return ret
-			})
+	return c.InstallFileThen(f, true, nil, &execInstalled{empty: empty, argv: argv, envp: envp})
+}
+
+// execInstalled has the guest exec the descriptor the install call gave
+// it: execveat(fd, empty, argv, envp, AT_EMPTY_PATH), with empty an empty
+// string below its stack.
+type execInstalled struct {
+	empty, argv, envp uintptr
+}
+
+func (e *execInstalled) Exit(c *sentry.Call, ret int64) int64 {
+	if ret < 0 {
 		return ret
-	})
+	}
+	fd := int32(ret)
+	c.Reissue(unix.SYS_EXECVEAT, platform.SyscallArgs{uintptr(fd), e.empty, e.argv, e.envp, unix.AT_EMPTY_PATH}, execveatExit{fd: fd})
+	return ret
+}
+
+// execveatExit closes the installed descriptor fd again when its exec
+// failed.
+type execveatExit struct{ fd int32 }
+
+func (e execveatExit) Exit(c *sentry.Call, ret int64) int64 {
+	if ret < 0 {
+		// The image did not change: the descriptor goes.
+		c.FailAfterClose(e.fd, unix.Errno(-ret))
+	}
+	return ret
 }
 
 // binprmBufSize is BINPRM_BUF_SIZE: how much of a file exec looks at.
@@ -181,16 +195,16 @@ func parseShebang(head []byte) (interp, arg string, ok bool) {
 // that is a file of the sentry's runs from its backing (execBacking), with
 // that argv; one that is neither (missing, a directory) fails as
 // open_exec would.
-func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags uint32, head []byte) sentry.Result {
+func execScript(c *sentry.Call, dirfd int32, pathAddr, argv, envp uintptr, flags uint32, head []byte) sentry.Result {
 	interp, arg, ok := parseShebang(head)
 	if !ok {
 		return sentry.Err(unix.ENOEXEC)
 	}
-	ir, err := resolveString(t, interp, true)
+	ir, err := resolveString(c, interp, true)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	p, err := t.ReadPath(pathAddr)
+	p, err := c.ReadPath(pathAddr)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -208,7 +222,7 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 	var rest []uintptr
 	var ptr [8]byte
 	for i := uintptr(1); ; i++ {
-		if err := t.CopyIn(argv+8*i, ptr[:]); err != nil {
+		if err := c.CopyIn(argv+8*i, ptr[:]); err != nil {
 			return sentry.Err(unix.EFAULT)
 		}
 		v := uintptr(binary.LittleEndian.Uint64(ptr[:]))
@@ -221,7 +235,7 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 		rest = append(rest, v)
 	}
 	// An argv[0] that was NULL means no further arguments either.
-	if err := t.CopyIn(argv, ptr[:]); err != nil {
+	if err := c.CopyIn(argv, ptr[:]); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	if binary.LittleEndian.Uint64(ptr[:]) == 0 {
@@ -234,7 +248,7 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 	strs = append(strs, filename)
 	var newArgv []uintptr
 	for _, str := range strs {
-		a, err := t.WriteStackString(str)
+		a, err := c.WriteStackString(str)
 		if err != nil {
 			return sentry.ErrOf(err)
 		}
@@ -245,7 +259,7 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 	for i, v := range newArgv {
 		binary.LittleEndian.PutUint64(buf[8*i:], uint64(v))
 	}
-	argvAddr, err := t.StackBuffer(len(buf), buf)
+	argvAddr, err := c.StackBuffer(len(buf), buf)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -254,11 +268,11 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 		if ir.hostPath != "" {
 			// The interpreter's path leads through a sentry mount
 			// back to the host: the host gets the path resolved.
-			if path, err = t.WriteStackString(ir.hostPath); err != nil {
+			if path, err = c.WriteStackString(ir.hostPath); err != nil {
 				return sentry.ErrOf(err)
 			}
 		}
-		return sentry.RewriteTo(t, unix.SYS_EXECVE, platform.SyscallArgs{path, argvAddr, envp}, identityExit)
+		return sentry.RewriteTo(c, unix.SYS_EXECVE, platform.SyscallArgs{path, argvAddr, envp}, sentry.Identity{})
 	}
 	d := ir.Dentry
 	if d == nil {
@@ -271,10 +285,10 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 	default:
 		return sentry.Err(unix.EACCES)
 	}
-	if err := d.Inode().CheckPermission(t.Creds(), vfs.MayExec); err != nil {
+	if err := d.Inode().CheckPermission(c.Creds(), vfs.MayExec); err != nil {
 		return sentry.ErrOf(err)
 	}
-	return execBacking(t, ir.Mount, d, argvAddr, envp)
+	return execBacking(c, ir.Mount, d, argvAddr, envp)
 }
 
 // Clone records the flags for the clone event that names the child: they
@@ -288,18 +302,18 @@ func execScript(t *sentry.Task, dirfd int32, pathAddr, argv, envp uintptr, flags
 // CLONE_NEWNS is refused (EPERM, as for a caller without CAP_SYS_ADMIN):
 // the sentry resolves the guest's host paths in its own mount namespace,
 // so the guest must stay in it (see Unshare).
-func Clone(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Clone(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint64(args[0])
 	if flags&unix.CLONE_NEWNS != 0 {
 		return sentry.Err(unix.EPERM)
 	}
-	t.SetCloneFlags(flags)
+	c.SetCloneFlags(flags)
 	if flags&unix.CLONE_UNTRACED == 0 {
 		return sentry.Pass()
 	}
 	na := *args
 	na[0] &^= unix.CLONE_UNTRACED
-	return sentry.Observe(t, unix.SYS_CLONE, &na, identityExit, false)
+	return sentry.Observe(c, unix.SYS_CLONE, &na, sentry.Identity{}, false)
 }
 
 // clone3 is refused with ENOSYS, as a kernel before 5.3 does (libc then
@@ -317,7 +331,7 @@ func Clone(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // CAP_SYS_ADMIN: a mount namespace of the guest's own (with a user
 // namespace, any guest can make one) could mount over or link to paths
 // the sentry resolves in its own namespace, where the mounts are not.
-func Unshare(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Unshare(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint64(args[0])
 	if flags&unix.CLONE_NEWNS != 0 {
 		return sentry.Err(unix.EPERM)
@@ -325,23 +339,22 @@ func Unshare(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 	if flags&(unix.CLONE_FILES|unix.CLONE_FS|unix.CLONE_NEWUSER) == 0 {
 		return sentry.Pass()
 	}
-	s := t.Scratch()
-	*s = sentry.Scratch{Aux: flags}
-	return sentry.Observe(t, unix.SYS_UNSHARE, args, unshareExit, true)
+	return sentry.Observe(c, unix.SYS_UNSHARE, args, unshareExit{flags: flags}, true)
 }
 
-func unshareExit(t *sentry.Task, ret int64) int64 {
-	s := t.Scratch()
-	flags := s.Aux
-	*s = sentry.Scratch{}
+// unshareExit follows an unshare that succeeded.
+type unshareExit struct{ flags uint64 }
+
+func (u unshareExit) Exit(c *sentry.Call, ret int64) int64 {
+	flags := u.flags
 	if ret != 0 {
 		return ret
 	}
 	if flags&unix.CLONE_FILES != 0 {
-		t.UnshareFDTable()
+		c.UnshareFDTable()
 	}
 	if flags&(unix.CLONE_FS|unix.CLONE_NEWUSER) != 0 {
-		t.UnshareFSContext()
+		c.UnshareFSContext()
 	}
 	return ret
 }
@@ -351,14 +364,14 @@ func unshareExit(t *sentry.Task, ret int64) int64 {
 // CLONE_NEWNS is: by a mount namespace file (nstype 0 or CLONE_NEWNS) or
 // by a pidfd with CLONE_NEWNS among the namespaces to join. It would also
 // move the kernel's root and working directory behind the sentry's back.
-func Setns(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Setns(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	nstype := uint64(args[1])
 	switch {
 	case nstype&unix.CLONE_NEWNS != 0:
 		return sentry.Err(unix.EPERM)
 	case nstype == 0:
 		var buf [64]byte
-		n, err := unix.Readlink("/proc/"+strconv.Itoa(int(t.TID))+"/fd/"+strconv.Itoa(int(int32(args[0]))), buf[:])
+		n, err := unix.Readlink("/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(int32(args[0]))), buf[:])
 		if err == nil && bytes.HasPrefix(buf[:n], []byte("mnt:[")) {
 			return sentry.Err(unix.EPERM)
 		}
@@ -376,7 +389,7 @@ func Setns(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // without a listener cannot hide a call: the strongest action wins, so a
 // guest filter can only make a call fail or kill, never let it past the
 // sentry. prctl(PR_SET_SECCOMP) takes no flags (see Prctl).
-func Seccomp(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Seccomp(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if args[0] == unix.SECCOMP_SET_MODE_FILTER && args[1]&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER != 0 {
 		return sentry.Err(unix.EINVAL)
 	}
@@ -384,14 +397,14 @@ func Seccomp(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 }
 
 // Fork is clone(SIGCHLD).
-func Fork(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	t.SetCloneFlags(uint64(unix.SIGCHLD))
+func Fork(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	c.SetCloneFlags(uint64(unix.SIGCHLD))
 	return sentry.Pass()
 }
 
 // Vfork is clone(CLONE_VM|CLONE_VFORK|SIGCHLD).
-func Vfork(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	t.SetCloneFlags(unix.CLONE_VM | unix.CLONE_VFORK | uint64(unix.SIGCHLD))
+func Vfork(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	c.SetCloneFlags(unix.CLONE_VM | unix.CLONE_VFORK | uint64(unix.SIGCHLD))
 	return sentry.Pass()
 }
 
@@ -399,11 +412,14 @@ func Vfork(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // setfsuid, ...): the host applies them with its own rules and the sentry
 // then takes the task's new fsuid, fsgid, groups and capabilities from
 // the kernel, for its permission checks on the sentry's files.
-func Setid(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return sentry.Observe(t, t.Sysno(), args, setidExit, false)
+func Setid(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return sentry.Observe(c, c.Sysno, args, setidExit{}, false)
 }
 
-func setidExit(t *sentry.Task, ret int64) int64 {
-	t.RefreshCreds()
+// setidExit takes the credentials the host's set*id left.
+type setidExit struct{}
+
+func (setidExit) Exit(c *sentry.Call, ret int64) int64 {
+	c.RefreshCreds()
 	return ret
 }

@@ -16,15 +16,15 @@ import (
 const errUnserved = unix.EOPNOTSUPP
 
 // unservedFD guards calls whose first argument is a descriptor.
-func unservedFD(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return hostFD(t, int32(args[0]), errUnserved)
+func unservedFD(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return hostFD(c, int32(args[0]), errUnserved)
 }
 
 // hostFD passes a call whose descriptor argument fd is the host's and
 // fails it with errno when fd is a virtual fd: the host would act on the
 // placeholder.
-func hostFD(t *sentry.Task, fd int32, errno unix.Errno) sentry.Result {
-	if t.FDTable().Has(fd) {
+func hostFD(c *sentry.Call, fd int32, errno unix.Errno) sentry.Result {
+	if c.FDTable().Has(fd) {
 		return sentry.Err(errno)
 	}
 	return sentry.Pass()
@@ -32,12 +32,12 @@ func hostFD(t *sentry.Task, fd int32, errno unix.Errno) sentry.Result {
 
 // unservedPath guards calls whose first argument is a path (chroot,
 // acct, swapon, swapoff, uselib), which Linux follows.
-func unservedPath(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	if args[0] == 0 && t.Sysno() == unix.SYS_ACCT {
+func unservedPath(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if args[0] == 0 && c.Sysno == unix.SYS_ACCT {
 		// acct(NULL) turns accounting off: no path.
 		return sentry.Pass()
 	}
-	res, _ := hostPathAt(t, unix.AT_FDCWD, args[0], true, false)
+	res, _ := hostPathAt(c, unix.AT_FDCWD, args[0], true, false)
 	return res
 }
 
@@ -45,42 +45,42 @@ func unservedPath(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // and whose fifth are AT_* flags: name_to_handle_at (which follows a
 // trailing symlink only with AT_SYMLINK_FOLLOW), file_getattr and
 // file_setattr (which follow unless AT_SYMLINK_NOFOLLOW).
-func unservedPathAt(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func unservedPathAt(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[4])
 	follow := flags&unix.AT_SYMLINK_NOFOLLOW == 0
-	if t.Sysno() == unix.SYS_NAME_TO_HANDLE_AT {
+	if c.Sysno == unix.SYS_NAME_TO_HANDLE_AT {
 		follow = flags&unix.AT_SYMLINK_FOLLOW != 0
 	}
-	return hostPathOrEmpty(t, int32(args[0]), args[1], follow, flags&unix.AT_EMPTY_PATH != 0)
+	return hostPathOrEmpty(c, int32(args[0]), args[1], follow, flags&unix.AT_EMPTY_PATH != 0)
 }
 
 // hostPathOrEmpty is hostPathAt where a NULL path with emptyOK is the
 // empty path (getname_maybe_null).
-func hostPathOrEmpty(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) sentry.Result {
+func hostPathOrEmpty(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK bool) sentry.Result {
 	if addr == 0 && emptyOK {
-		return hostDirFD(t, dirfd)
+		return hostDirFD(c, dirfd)
 	}
-	res, _ := hostPathAt(t, dirfd, addr, follow, emptyOK)
+	res, _ := hostPathAt(c, dirfd, addr, follow, emptyOK)
 	return res
 }
 
 // hostDirFD passes a call that acts on dirfd itself (an empty path, a
 // NULL one): the working directory for AT_FDCWD.
-func hostDirFD(t *sentry.Task, dirfd int32) sentry.Result {
+func hostDirFD(c *sentry.Call, dirfd int32) sentry.Result {
 	if dirfd == unix.AT_FDCWD {
-		if t.FSContext().Cwd().IsHost() {
+		if c.FSContext().Cwd().IsHost() {
 			return sentry.Pass()
 		}
 		return sentry.Err(errUnserved)
 	}
-	return hostFD(t, dirfd, errUnserved)
+	return hostFD(c, dirfd, errUnserved)
 }
 
 // InotifyAddWatch is inotify_add_watch(fd, path, mask): fd is the inotify
 // instance, the path is the guest's cwd's (IN_DONT_FOLLOW: the last
 // symlink is not followed).
-func InotifyAddWatch(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	res, _ := hostPathAt(t, unix.AT_FDCWD, args[1], uint32(args[2])&unix.IN_DONT_FOLLOW == 0, false)
+func InotifyAddWatch(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	res, _ := hostPathAt(c, unix.AT_FDCWD, args[1], uint32(args[2])&unix.IN_DONT_FOLLOW == 0, false)
 	return res
 }
 
@@ -92,8 +92,8 @@ func InotifyAddWatch(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
 // (a bad pointer, memory it may not read such as memfd_secret's) fails
 // here: the host might read it where the sentry could not, and act on a
 // path nobody checked.
-func hostPathAt(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) (sentry.Result, bool) {
-	res, _, ok := hostResolve(t, dirfd, addr, follow, emptyOK)
+func hostPathAt(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK bool) (sentry.Result, bool) {
+	res, _, ok := hostResolve(c, dirfd, addr, follow, emptyOK)
 	return res, ok
 }
 
@@ -102,8 +102,8 @@ func hostPathAt(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool)
 // pass only if the host resolves the guest's own path to where the sentry
 // did; a path that needs the sentry's resolution (it went through a
 // sentry mount back to the host) cannot be handed over, and fails.
-func hostPathAsIs(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) (sentry.Result, bool) {
-	res, redirected, ok := hostResolve(t, dirfd, addr, follow, emptyOK)
+func hostPathAsIs(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK bool) (sentry.Result, bool) {
+	res, redirected, ok := hostResolve(c, dirfd, addr, follow, emptyOK)
 	if ok && redirected {
 		return sentry.Err(errUnserved), false
 	}
@@ -112,8 +112,8 @@ func hostPathAsIs(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK boo
 
 // hostResolve is hostPathAt, and whether the host must use the sentry's
 // resolved path instead of the guest's.
-func hostResolve(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool) (res sentry.Result, redirected, ok bool) {
-	r, err := resolveAt(t, dirfd, addr, follow, emptyOK)
+func hostResolve(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK bool) (res sentry.Result, redirected, ok bool) {
+	r, err := resolveAt(c, dirfd, addr, follow, emptyOK)
 	switch {
 	case err != nil:
 		return sentry.ErrOf(err), false, false
@@ -127,19 +127,19 @@ func hostResolve(t *sentry.Task, dirfd int32, addr uintptr, follow, emptyOK bool
 }
 
 // hostStringAsIs is hostPathAsIs for a path the sentry already holds.
-func hostStringAsIs(t *sentry.Task, p string, follow bool) (sentry.Result, bool) {
+func hostStringAsIs(c *sentry.Call, p string, follow bool) (sentry.Result, bool) {
 	if p == "" {
 		return sentry.Err(unix.ENOENT), false
 	}
-	addr, err := t.WriteStackString(p)
+	addr, err := c.WriteStackString(p)
 	if err != nil {
 		return sentry.ErrOf(err), false
 	}
-	return hostPathAsIs(t, unix.AT_FDCWD, addr, follow, false)
+	return hostPathAsIs(c, unix.AT_FDCWD, addr, follow, false)
 }
 
 // refusedENOSYS answers calls of kernel features the sandbox leaves out,
 // as a kernel built without them does (cond_syscall: sys_ni_syscall).
-func refusedENOSYS(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func refusedENOSYS(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	return sentry.Err(unix.ENOSYS)
 }

@@ -42,8 +42,8 @@ const (
 )
 
 // xattrName is import_xattr_name: ERANGE for an empty or over-long name.
-func xattrName(t *sentry.Task, addr uintptr) (string, error) {
-	name, err := t.ReadPath(addr)
+func xattrName(c *sentry.Call, addr uintptr) (string, error) {
+	name, err := c.ReadPath(addr)
 	if err == unix.ENAMETOOLONG || (err == nil && (len(name) == 0 || len(name) > xattrNameMax)) {
 		return "", unix.ERANGE
 	}
@@ -59,8 +59,8 @@ type xattrTarget struct {
 	release func()
 }
 
-func xattrAtPath(t *sentry.Task, dirfd int32, pathAddr uintptr, follow, emptyPath bool) (xattrTarget, sentry.Result, bool) {
-	r, err := resolveAt(t, dirfd, pathAddr, follow, emptyPath)
+func xattrAtPath(c *sentry.Call, dirfd int32, pathAddr uintptr, follow, emptyPath bool) (xattrTarget, sentry.Result, bool) {
+	r, err := resolveAt(c, dirfd, pathAddr, follow, emptyPath)
 	if err != nil {
 		return xattrTarget{}, sentry.ErrOf(err), false
 	}
@@ -77,8 +77,8 @@ func xattrAtPath(t *sentry.Task, dirfd int32, pathAddr uintptr, follow, emptyPat
 	return xattrTarget{ino: r.Dentry.Inode(), release: func() {}}, sentry.Result{}, true
 }
 
-func xattrAtFD(t *sentry.Task, fd int32) (xattrTarget, sentry.Result, bool) {
-	f, res, ok := fileFor(t, fd)
+func xattrAtFD(c *sentry.Call, fd int32) (xattrTarget, sentry.Result, bool) {
+	f, res, ok := fileFor(c, fd)
 	if !ok {
 		return xattrTarget{}, res, false
 	}
@@ -152,8 +152,8 @@ func xattrSupported(name string) error {
 
 // xattrInode checks a get (or, with write, a change) of name on the
 // target and returns where the attributes are.
-func xattrInode(t *sentry.Task, x xattrTarget, name string, write bool) (vfs.XattrInode, error) {
-	if err := xattrPermission(t.Creds(), x.ino, name, write); err != nil {
+func xattrInode(c *sentry.Call, x xattrTarget, name string, write bool) (vfs.XattrInode, error) {
+	if err := xattrPermission(c.Creds(), x.ino, name, write); err != nil {
 		return nil, err
 	}
 	if err := xattrSupported(name); err != nil {
@@ -168,23 +168,23 @@ func xattrInode(t *sentry.Task, x xattrTarget, name string, write bool) (vfs.Xat
 
 // copyXattrOut gives the guest a value or a name list: its length when
 // size is 0, ERANGE when it does not fit in size (capped at limit).
-func copyXattrOut(t *sentry.Task, addr uintptr, size, limit uint64, data []byte) sentry.Result {
+func copyXattrOut(c *sentry.Call, addr uintptr, size, limit uint64, data []byte) sentry.Result {
 	if size == 0 {
 		return sentry.Ret(int64(len(data)))
 	}
 	if uint64(len(data)) > min(size, limit) {
 		return sentry.Err(unix.ERANGE)
 	}
-	if err := t.CopyOut(addr, data); err != nil {
+	if err := c.CopyOut(addr, data); err != nil {
 		return sentry.ErrOf(err)
 	}
 	return sentry.Ret(int64(len(data)))
 }
 
 // getxattr is do_getxattr on a resolved target.
-func getxattr(t *sentry.Task, x xattrTarget, name string, valueAddr uintptr, size uint64) sentry.Result {
+func getxattr(c *sentry.Call, x xattrTarget, name string, valueAddr uintptr, size uint64) sentry.Result {
 	defer x.release()
-	xi, err := xattrInode(t, x, name, false)
+	xi, err := xattrInode(c, x, name, false)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -195,19 +195,19 @@ func getxattr(t *sentry.Task, x xattrTarget, name string, valueAddr uintptr, siz
 	if !ok {
 		return sentry.Err(unix.ENODATA)
 	}
-	return copyXattrOut(t, valueAddr, size, xattrSizeMax, v)
+	return copyXattrOut(c, valueAddr, size, xattrSizeMax, v)
 }
 
 // setxattr is do_setxattr (value nil: removexattr) on a resolved target.
-func setxattr(t *sentry.Task, x xattrTarget, name string, value []byte, flags uint32) sentry.Result {
+func setxattr(c *sentry.Call, x xattrTarget, name string, value []byte, flags uint32) sentry.Result {
 	defer x.release()
-	xi, err := xattrInode(t, x, name, true)
+	xi, err := xattrInode(c, x, name, true)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	var st unix.Stat_t
 	x.ino.Stat(&st)
-	c := t.Creds()
+	cr := c.Creds()
 	switch {
 	case name == xattrACLAccess || name == xattrACLDefault:
 		if value != nil {
@@ -217,7 +217,7 @@ func setxattr(t *sentry.Task, x xattrTarget, name string, value []byte, flags ui
 		if name == xattrACLDefault && st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return sentry.Ret(0)
 		}
-		if !c.OwnerOrCapable(st.Uid, st.Gid) {
+		if !cr.OwnerOrCapable(st.Uid, st.Gid) {
 			return sentry.Err(unix.EPERM)
 		}
 		return sentry.Ret(0)
@@ -227,7 +227,7 @@ func setxattr(t *sentry.Task, x xattrTarget, name string, value []byte, flags ui
 		if value != nil && !xattrCapsValid(value) {
 			return sentry.Err(unix.EINVAL)
 		}
-		if !c.CapableWrt(vfs.CapSetfcap, st.Uid, st.Gid) {
+		if !cr.CapableWrt(vfs.CapSetfcap, st.Uid, st.Gid) {
 			return sentry.Err(unix.EPERM)
 		}
 	}
@@ -247,7 +247,7 @@ func xattrCapsValid(v []byte) bool {
 // listxattr is listxattr on a resolved target: the names, each ending in
 // NUL, trusted. ones only with CAP_SYS_ADMIN (simple_xattr_list); no
 // permission is needed. There are never ACLs to list.
-func listxattr(t *sentry.Task, x xattrTarget, listAddr uintptr, size uint64) sentry.Result {
+func listxattr(c *sentry.Call, x xattrTarget, listAddr uintptr, size uint64) sentry.Result {
 	defer x.release()
 	var buf []byte
 	if xi, ok := x.ino.(vfs.XattrInode); ok {
@@ -256,22 +256,22 @@ func listxattr(t *sentry.Task, x xattrTarget, listAddr uintptr, size uint64) sen
 		names := xi.Listxattr()
 		slices.Reverse(names)
 		for _, n := range names {
-			if strings.HasPrefix(n, xattrTrusted) && !t.Creds().Capable(vfs.CapSysAdmin) {
+			if strings.HasPrefix(n, xattrTrusted) && !c.Creds().Capable(vfs.CapSysAdmin) {
 				continue
 			}
 			buf = append(append(buf, n...), 0)
 		}
 	}
-	return copyXattrOut(t, listAddr, size, xattrListMax, buf)
+	return copyXattrOut(c, listAddr, size, xattrListMax, buf)
 }
 
 // setxattrCopy is setxattr_copy: flags, name, size and value are checked
 // and copied before the path is walked.
-func setxattrCopy(t *sentry.Task, nameAddr, valueAddr uintptr, size uint64, flags uint32) (string, []byte, error) {
+func setxattrCopy(c *sentry.Call, nameAddr, valueAddr uintptr, size uint64, flags uint32) (string, []byte, error) {
 	if flags&^(unix.XATTR_CREATE|unix.XATTR_REPLACE) != 0 {
 		return "", nil, unix.EINVAL
 	}
-	name, err := xattrName(t, nameAddr)
+	name, err := xattrName(c, nameAddr)
 	if err != nil {
 		return "", nil, err
 	}
@@ -281,7 +281,7 @@ func setxattrCopy(t *sentry.Task, nameAddr, valueAddr uintptr, size uint64, flag
 	// __vfs_setxattr: an empty value is stored, not a removal.
 	value := make([]byte, size)
 	if size > 0 {
-		if err := t.CopyIn(valueAddr, value); err != nil {
+		if err := c.CopyIn(valueAddr, value); err != nil {
 			return "", nil, err
 		}
 	}
@@ -304,117 +304,117 @@ func xattrPath(dirfd int32, path uintptr, atFlags uint32) xattrWhere {
 
 func xattrFD(fd int32) xattrWhere { return xattrWhere{byFD: true, fd: fd} }
 
-func (w xattrWhere) resolve(t *sentry.Task) (xattrTarget, sentry.Result, bool) {
+func (w xattrWhere) resolve(c *sentry.Call) (xattrTarget, sentry.Result, bool) {
 	if w.byFD {
-		return xattrAtFD(t, w.fd)
+		return xattrAtFD(c, w.fd)
 	}
-	return xattrAtPath(t, w.fd, w.path, w.atFlags&unix.AT_SYMLINK_NOFOLLOW == 0, w.atFlags&unix.AT_EMPTY_PATH != 0)
+	return xattrAtPath(c, w.fd, w.path, w.atFlags&unix.AT_SYMLINK_NOFOLLOW == 0, w.atFlags&unix.AT_EMPTY_PATH != 0)
 }
 
 // xattrNamed checks the name at nameAddr, then finds the file, then runs
 // op: the order of getxattr and removexattr.
-func xattrNamed(t *sentry.Task, w xattrWhere, nameAddr uintptr, op func(xattrTarget, string) sentry.Result) sentry.Result {
-	name, err := xattrName(t, nameAddr)
+func xattrNamed(c *sentry.Call, w xattrWhere, nameAddr uintptr, op func(xattrTarget, string) sentry.Result) sentry.Result {
+	name, err := xattrName(c, nameAddr)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	x, res, ok := w.resolve(t)
+	x, res, ok := w.resolve(c)
 	if !ok {
 		return res
 	}
 	return op(x, name)
 }
 
-func getxattrAt(t *sentry.Task, w xattrWhere, nameAddr, valueAddr uintptr, size uint64) sentry.Result {
-	return xattrNamed(t, w, nameAddr, func(x xattrTarget, name string) sentry.Result {
-		return getxattr(t, x, name, valueAddr, size)
+func getxattrAt(c *sentry.Call, w xattrWhere, nameAddr, valueAddr uintptr, size uint64) sentry.Result {
+	return xattrNamed(c, w, nameAddr, func(x xattrTarget, name string) sentry.Result {
+		return getxattr(c, x, name, valueAddr, size)
 	})
 }
 
-func setxattrAt(t *sentry.Task, w xattrWhere, nameAddr, valueAddr uintptr, size uint64, flags uint32) sentry.Result {
-	name, value, err := setxattrCopy(t, nameAddr, valueAddr, size, flags)
+func setxattrAt(c *sentry.Call, w xattrWhere, nameAddr, valueAddr uintptr, size uint64, flags uint32) sentry.Result {
+	name, value, err := setxattrCopy(c, nameAddr, valueAddr, size, flags)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	x, res, ok := w.resolve(t)
+	x, res, ok := w.resolve(c)
 	if !ok {
 		return res
 	}
-	return setxattr(t, x, name, value, flags)
+	return setxattr(c, x, name, value, flags)
 }
 
-func removexattrAt(t *sentry.Task, w xattrWhere, nameAddr uintptr) sentry.Result {
-	return xattrNamed(t, w, nameAddr, func(x xattrTarget, name string) sentry.Result {
-		return setxattr(t, x, name, nil, 0)
+func removexattrAt(c *sentry.Call, w xattrWhere, nameAddr uintptr) sentry.Result {
+	return xattrNamed(c, w, nameAddr, func(x xattrTarget, name string) sentry.Result {
+		return setxattr(c, x, name, nil, 0)
 	})
 }
 
-func listxattrAt(t *sentry.Task, w xattrWhere, listAddr uintptr, size uint64) sentry.Result {
-	x, res, ok := w.resolve(t)
+func listxattrAt(c *sentry.Call, w xattrWhere, listAddr uintptr, size uint64) sentry.Result {
+	x, res, ok := w.resolve(c)
 	if !ok {
 		return res
 	}
-	return listxattr(t, x, listAddr, size)
+	return listxattr(c, x, listAddr, size)
 }
 
 // Getxattr is getxattr(path, name, value, size).
-func Getxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return getxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], 0), args[1], args[2], uint64(args[3]))
+func Getxattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return getxattrAt(c, xattrPath(unix.AT_FDCWD, args[0], 0), args[1], args[2], uint64(args[3]))
 }
 
 // Lgetxattr is lgetxattr(path, name, value, size).
-func Lgetxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return getxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1], args[2], uint64(args[3]))
+func Lgetxattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return getxattrAt(c, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1], args[2], uint64(args[3]))
 }
 
 // Fgetxattr is fgetxattr(fd, name, value, size).
-func Fgetxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return getxattrAt(t, xattrFD(int32(args[0])), args[1], args[2], uint64(args[3]))
+func Fgetxattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return getxattrAt(c, xattrFD(int32(args[0])), args[1], args[2], uint64(args[3]))
 }
 
 // Setxattr is setxattr(path, name, value, size, flags).
-func Setxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return setxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], 0), args[1], args[2], uint64(args[3]), uint32(args[4]))
+func Setxattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return setxattrAt(c, xattrPath(unix.AT_FDCWD, args[0], 0), args[1], args[2], uint64(args[3]), uint32(args[4]))
 }
 
 // Lsetxattr is lsetxattr(path, name, value, size, flags).
-func Lsetxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return setxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1], args[2], uint64(args[3]), uint32(args[4]))
+func Lsetxattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return setxattrAt(c, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1], args[2], uint64(args[3]), uint32(args[4]))
 }
 
 // Fsetxattr is fsetxattr(fd, name, value, size, flags).
-func Fsetxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return setxattrAt(t, xattrFD(int32(args[0])), args[1], args[2], uint64(args[3]), uint32(args[4]))
+func Fsetxattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return setxattrAt(c, xattrFD(int32(args[0])), args[1], args[2], uint64(args[3]), uint32(args[4]))
 }
 
 // Removexattr is removexattr(path, name).
-func Removexattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return removexattrAt(t, xattrPath(unix.AT_FDCWD, args[0], 0), args[1])
+func Removexattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return removexattrAt(c, xattrPath(unix.AT_FDCWD, args[0], 0), args[1])
 }
 
 // Lremovexattr is lremovexattr(path, name).
-func Lremovexattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return removexattrAt(t, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1])
+func Lremovexattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return removexattrAt(c, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1])
 }
 
 // Fremovexattr is fremovexattr(fd, name).
-func Fremovexattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return removexattrAt(t, xattrFD(int32(args[0])), args[1])
+func Fremovexattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return removexattrAt(c, xattrFD(int32(args[0])), args[1])
 }
 
 // Listxattr is listxattr(path, list, size).
-func Listxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return listxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], 0), args[1], uint64(args[2]))
+func Listxattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return listxattrAt(c, xattrPath(unix.AT_FDCWD, args[0], 0), args[1], uint64(args[2]))
 }
 
 // Llistxattr is llistxattr(path, list, size).
-func Llistxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return listxattrAt(t, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1], uint64(args[2]))
+func Llistxattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return listxattrAt(c, xattrPath(unix.AT_FDCWD, args[0], unix.AT_SYMLINK_NOFOLLOW), args[1], uint64(args[2]))
 }
 
 // Flistxattr is flistxattr(fd, list, size).
-func Flistxattr(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	return listxattrAt(t, xattrFD(int32(args[0])), args[1], uint64(args[2]))
+func Flistxattr(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return listxattrAt(c, xattrFD(int32(args[0])), args[1], uint64(args[2]))
 }
 
 // xattrAtWhere is the file of the *xattrat calls: (dirfd, path) with
@@ -429,17 +429,17 @@ func xattrAtWhere(args *platform.SyscallArgs) (xattrWhere, error) {
 
 // xattrAtValue is xattrAtWhere and the struct xattr_args of setxattrat
 // and getxattrat (arguments 4 and 5).
-func xattrAtValue(t *sentry.Task, args *platform.SyscallArgs) (w xattrWhere, value uintptr, size, flags uint32, err error) {
+func xattrAtValue(c *sentry.Call, args *platform.SyscallArgs) (w xattrWhere, value uintptr, size, flags uint32, err error) {
 	if w, err = xattrAtWhere(args); err != nil {
 		return w, 0, 0, 0, err
 	}
-	value, size, flags, err = xattrArgs(t, args[4], uint64(args[5]))
+	value, size, flags, err = xattrArgs(c, args[4], uint64(args[5]))
 	return w, value, size, flags, err
 }
 
 // xattrArgs reads struct xattr_args as copy_struct_from_user does: a
 // shorter struct is EINVAL, bytes past the known ones must be zero (E2BIG).
-func xattrArgs(t *sentry.Task, addr uintptr, usize uint64) (value uintptr, size, flags uint32, err error) {
+func xattrArgs(c *sentry.Call, addr uintptr, usize uint64) (value uintptr, size, flags uint32, err error) {
 	if usize < xattrArgsSize {
 		return 0, 0, 0, unix.EINVAL
 	}
@@ -447,7 +447,7 @@ func xattrArgs(t *sentry.Task, addr uintptr, usize uint64) (value uintptr, size,
 		return 0, 0, 0, unix.E2BIG
 	}
 	buf := make([]byte, usize)
-	if err := t.CopyIn(addr, buf); err != nil {
+	if err := c.CopyIn(addr, buf); err != nil {
 		return 0, 0, 0, err
 	}
 	for _, b := range buf[xattrArgsSize:] {
@@ -459,40 +459,40 @@ func xattrArgs(t *sentry.Task, addr uintptr, usize uint64) (value uintptr, size,
 }
 
 // Setxattrat is setxattrat(dirfd, path, at_flags, name, args, size).
-func Setxattrat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	w, value, size, flags, err := xattrAtValue(t, args)
+func Setxattrat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	w, value, size, flags, err := xattrAtValue(c, args)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	return setxattrAt(t, w, args[3], value, uint64(size), flags)
+	return setxattrAt(c, w, args[3], value, uint64(size), flags)
 }
 
 // Getxattrat is getxattrat(dirfd, path, at_flags, name, args, size).
-func Getxattrat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
-	w, value, size, flags, err := xattrAtValue(t, args)
+func Getxattrat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	w, value, size, flags, err := xattrAtValue(c, args)
 	if err == nil && flags != 0 {
 		err = unix.EINVAL
 	}
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	return getxattrAt(t, w, args[3], value, uint64(size))
+	return getxattrAt(c, w, args[3], value, uint64(size))
 }
 
 // Listxattrat is listxattrat(dirfd, path, at_flags, list, size).
-func Listxattrat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Listxattrat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	w, err := xattrAtWhere(args)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	return listxattrAt(t, w, args[3], uint64(args[4]))
+	return listxattrAt(c, w, args[3], uint64(args[4]))
 }
 
 // Removexattrat is removexattrat(dirfd, path, at_flags, name).
-func Removexattrat(t *sentry.Task, args *platform.SyscallArgs) sentry.Result {
+func Removexattrat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	w, err := xattrAtWhere(args)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	return removexattrAt(t, w, args[3])
+	return removexattrAt(c, w, args[3])
 }

@@ -1,0 +1,199 @@
+package sentry
+
+import (
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry/vfs"
+)
+
+// The life of a task as the platform reports it: created by a clone
+// (NewTask), changed by an exec (Exec), gone (Exit), and all of them at the
+// sandbox's end (Shutdown).
+
+// NewTask implements platform.Supervisor.NewTask, sharing or copying the
+// parent's descriptor table and fs context as the clone flags the parent
+// passed say (copy_files, copy_fs).
+func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
+	child := &Task{k: k, TID: childTID}
+	parent := k.Task(parentTID)
+	if parent == nil {
+		c := k.Opts.Creds
+		child.creds = &c
+		// The first process.
+		child.TG = &ThreadGroup{TGID: childTID, tasks: map[int32]*Task{}}
+		child.setFDTable(newFDTable())
+		// Held open (vfs.HostDir): a path relative to it is checked
+		// where the kernel's cwd is, whatever is renamed later.
+		cwd := vfs.HostLocation(k.Opts.Cwd)
+		if w, err := k.VFS.WalkPath(&c, cwd, k.Opts.Cwd, true); err == nil && !w.IsHost() && w.Dentry != nil {
+			// Started at a mount point: in the sentry's tmpfs.
+			cwd = w.Location
+		}
+		child.fs = &FSContext{users: 1, cwd: cwd, umask: k.Opts.Umask & 0777}
+	} else {
+		parent.mu.Lock()
+		flags := parent.forking.flags
+		before := parent.forking.fds
+		parent.forking = forkRecord{}
+		// Credentials are copied (copy_creds); they are immutable once
+		// made, so sharing the pointer until a set*id replaces it is a
+		// copy.
+		child.creds = parent.creds
+		switch kind {
+		case platform.NewTaskFork:
+			flags &^= unix.CLONE_THREAD | unix.CLONE_FILES | unix.CLONE_FS
+		case platform.NewTaskVfork:
+			flags &^= unix.CLONE_THREAD
+		}
+		if flags&unix.CLONE_NEWUSER != 0 {
+			// The child is in a new user namespace: every capability
+			// there, none in the sentry's.
+			child.RefreshCreds()
+		}
+		if flags&unix.CLONE_THREAD != 0 {
+			child.TG = parent.TG
+		} else {
+			child.TG = &ThreadGroup{TGID: childTID, tasks: map[int32]*Task{}}
+		}
+		if flags&unix.CLONE_FILES != 0 {
+			parent.fdt.IncUsers()
+			child.setFDTable(parent.fdt)
+		} else {
+			// The kernel copied the host table at some moment since
+			// the clone's entry: the child has what it holds.
+			child.setFDTable(parent.fdt.ForkVerified(before, func(fd int32, f *vfs.FileDescription) bool {
+				return sameFile(childTID, fd, f)
+			}))
+		}
+		if before != nil {
+			before.Release()
+		}
+		if flags&unix.CLONE_FS != 0 {
+			parent.fs.mu.Lock()
+			parent.fs.users++
+			parent.fs.mu.Unlock()
+			child.fs = parent.fs
+		} else {
+			child.fs = parent.fs.fork()
+		}
+		parent.mu.Unlock()
+	}
+	k.mu.Lock()
+	child.TG.tasks[childTID] = child
+	k.tasks[childTID] = child
+	k.ntasks.Store(int32(len(k.tasks)))
+	k.mu.Unlock()
+}
+
+// sameFile reports whether thread tid's descriptor fd is f's placeholder:
+// the very open file the sentry holds as f.HostFD (kcmp KCMP_FILE). If
+// that cannot be told (no host descriptor, kcmp refused), it is assumed.
+func sameFile(tid, fd int32, f *vfs.FileDescription) bool {
+	if f.HostFD < 0 {
+		return true
+	}
+	r, _, e := unix.RawSyscall6(unix.SYS_KCMP, uintptr(unix.Getpid()), uintptr(tid), kcmpFile, uintptr(f.HostFD), uintptr(fd), 0)
+	if e != 0 {
+		return e != unix.EBADF
+	}
+	return r == 0
+}
+
+// kcmpFile is KCMP_FILE (linux/kcmp.h).
+const kcmpFile = 0
+
+// Exec implements platform.Supervisor.Exec: the other threads are gone, the
+// table is unshared and its close-on-exec entries closed (Linux's
+// begin_new_exec: unshare_files, do_close_on_exec).
+func (k *Kernel) Exec(tid, formerTID int32) {
+	k.mu.Lock()
+	t := k.tasks[formerTID]
+	if t == nil {
+		k.mu.Unlock()
+		return
+	}
+	var gone []*Task
+	for otid, o := range t.TG.tasks {
+		if o != t {
+			gone = append(gone, o)
+			k.unlinkTaskLocked(o)
+		}
+		delete(t.TG.tasks, otid)
+	}
+	delete(k.tasks, formerTID)
+	t.TG.tasks[tid] = t
+	k.tasks[tid] = t
+	k.ntasks.Store(int32(len(k.tasks)))
+	k.mu.Unlock()
+	for _, o := range gone {
+		o.release()
+	}
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.TID = tid
+	if t.fdt.Shared() {
+		n := t.fdt.Fork()
+		t.fdt.DecUsers()
+		t.setFDTable(n)
+	}
+	for _, f := range t.fdt.RemoveIf(func(_ int32, cloexec bool) bool { return cloexec }) {
+		f.DecRef()
+	}
+	// Exec recomputes the capabilities (and a set-id binary the ids).
+	t.RefreshCreds()
+}
+
+// Exit implements platform.Supervisor.Exit.
+func (k *Kernel) Exit(tid int32) {
+	k.blocked.cancel(tid, false)
+	k.mu.Lock()
+	t := k.tasks[tid]
+	if t != nil {
+		k.unlinkTaskLocked(t)
+	}
+	k.mu.Unlock()
+	if t != nil {
+		t.release()
+	}
+}
+
+// unlinkTaskLocked drops t from the kernel's maps. k.mu is held.
+func (k *Kernel) unlinkTaskLocked(t *Task) {
+	if k.tasks[t.TID] == t {
+		delete(k.tasks, t.TID)
+	}
+	if t.TG.tasks[t.TID] == t {
+		delete(t.TG.tasks, t.TID)
+	}
+	k.ntasks.Store(int32(len(k.tasks)))
+}
+
+// release drops t's uses of shared state (exit_files, exit_fs) once it is
+// gone. k.mu must not be held: a serving thread may still hold t.mu and
+// want it.
+func (t *Task) release() {
+	t.mu.Lock()
+	t.dropInstalls(0)
+	t.forking.release()
+	t.runTaskWork()
+	t.fdt.DecUsers()
+	t.mu.Unlock()
+}
+
+// Shutdown releases every task's files once the guest is gone.
+func (k *Kernel) Shutdown() {
+	k.blocked.cancel(0, true)
+	k.specials.release()
+	k.mu.Lock()
+	var gone []*Task
+	for _, t := range k.tasks {
+		gone = append(gone, t)
+		k.unlinkTaskLocked(t)
+	}
+	k.mu.Unlock()
+	for _, t := range gone {
+		t.release()
+	}
+}
