@@ -398,3 +398,24 @@ func TestContainUnreadablePaths(t *testing.T) {
 		checkHostTmp(t, tok)
 	})
 }
+
+// TestContainPathRace (item 4): a second guest thread flips a path between
+// a host decoy and /tmp while the first creates, makes directories,
+// renames and removes by it, 2,000 times each. The sentry lets the kernel
+// run a call whose path it judged the host's, and the kernel reads the
+// guest's memory again, so the race can win; what it then names is /tmp
+// in the guest's own mount namespace, the read-only cover. The host's
+// /tmp never gets a file of the run's token, as root and as nobody.
+func TestContainPathRace(t *testing.T) {
+	requireNamespaces(t)
+	asUsers(t, func(t *testing.T, u guestUser) {
+		tok := token(t)
+		t.Cleanup(func() {
+			os.RemoveAll("/var/tmp/" + tok + "-race")
+			os.RemoveAll("/var/tmp/" + tok + "-race2")
+		})
+		got := containRun(t, u, "/", "race", tok)
+		expect(t, got, map[string]string{"race-done": "ok"})
+		checkHostTmp(t, tok)
+	})
+}
