@@ -69,7 +69,6 @@ const (
 	whyBacking      = "harmless: a virtual fd of a regular file is the sentry's own open of its backing (the file's bytes, on a private tmpfs mounted nowhere), so the host's answer is the file's; a directory's is a directory, O_PATH's an anonymous file"
 	whyServedAttr   = "served: metadata of sentry files (attr.go, xattr.go, stat.go)"
 	whyServedCreds  = "served: the host applies it, the sentry then takes the new fsuid, fsgid, groups and capabilities for its permission checks"
-	whyUnservedFD   = "checked: not modelled on sentry files: errUnserved on a virtual fd, passed through on a host fd"
 	whyUnservedPath = "checked: not modelled on sentry files: errUnserved on a path into a sentry mount, the resolved host path passed through otherwise"
 	whyMount        = "checked: every path (target, bind or move source, device, overlay layers) resolved by the sentry; into a sentry mount errUnserved, else passed with the resolved host path (policy_mount.go)"
 	whyMountAt      = "checked: (dirfd, path) resolved by the sentry; a sentry file (a virtual dirfd included) errUnserved, a host one passed with the resolved path (policy_mount.go)"
@@ -118,7 +117,7 @@ func Policies() []Policy {
 		unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CREAT, unix.SYS_CLOSE,
 		unix.SYS_STAT, unix.SYS_LSTAT, unix.SYS_FSTAT, unix.SYS_NEWFSTATAT, unix.SYS_STATX,
 		unix.SYS_UNLINK, unix.SYS_UNLINKAT, unix.SYS_RMDIR, unix.SYS_MKDIR, unix.SYS_MKDIRAT,
-		unix.SYS_GETDENTS64, unix.SYS_SYMLINK, unix.SYS_SYMLINKAT, unix.SYS_READLINK, unix.SYS_READLINKAT,
+		unix.SYS_GETDENTS64, unix.SYS_GETDENTS, unix.SYS_SYMLINK, unix.SYS_SYMLINKAT, unix.SYS_READLINK, unix.SYS_READLINKAT,
 		unix.SYS_LINK, unix.SYS_LINKAT, unix.SYS_RENAME, unix.SYS_RENAMEAT, unix.SYS_RENAMEAT2,
 		unix.SYS_ACCESS, unix.SYS_FACCESSAT, unix.SYS_FACCESSAT2, unix.SYS_TRUNCATE,
 		unix.SYS_MKNOD, unix.SYS_MKNODAT, unix.SYS_STATFS, unix.SYS_FSTATFS)
@@ -154,7 +153,6 @@ func Policies() []Policy {
 		unix.SYS_CHDIR, unix.SYS_FCHDIR, unix.SYS_UMASK, unix.SYS_GETCWD)
 
 	// Calls the sentry does not model on its files: checked.
-	checked(whyUnservedFD, unix.SYS_GETDENTS)
 	checked("checked: a virtual fd's quota would be its backing's private file system's: errUnserved; host fds pass",
 		unix.SYS_QUOTACTL_FD)
 	checked(whyUnservedPath,

@@ -61,6 +61,7 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_MKDIR, "mkdir", Mkdir, path, mode)
 	add(unix.SYS_MKDIRAT, "mkdirat", Mkdirat, fd, path, mode)
 	add(unix.SYS_GETDENTS64, "getdents64", Getdents64, fd, ptr, num)
+	add(unix.SYS_GETDENTS, "getdents", Getdents, fd, ptr, num)
 	add(unix.SYS_SYMLINK, "symlink", Symlink, path, path)
 	add(unix.SYS_SYMLINKAT, "symlinkat", Symlinkat, path, fd, path)
 	add(unix.SYS_READLINK, "readlink", Readlink, path, ptr, num)
@@ -134,7 +135,6 @@ func NewTable() *sentry.SyscallTable {
 		nr   uintptr
 		name string
 	}{
-		{unix.SYS_GETDENTS, "getdents"},
 		{unix.SYS_QUOTACTL_FD, "quotactl_fd"},
 	} {
 		add(c.nr, c.name, unservedFD, fd)
