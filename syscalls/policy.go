@@ -153,12 +153,14 @@ func Policies() []Policy {
 		unix.SYS_CHDIR, unix.SYS_FCHDIR, unix.SYS_UMASK, unix.SYS_GETCWD)
 
 	// Calls the sentry does not model on its files: checked.
-	checked("checked: a virtual fd's quota would be its backing's private file system's: errUnserved; host fds pass",
+	checked("checked: a virtual fd is Linux's tmpfs without quota options (EINVAL for a bad type, else ENOSYS); host fds pass (policy_mount.go)",
 		unix.SYS_QUOTACTL_FD)
 	checked(whyUnservedPath,
-		unix.SYS_CHROOT, unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_USELIB,
+		unix.SYS_CHROOT, unix.SYS_ACCT,
 		unix.SYS_INOTIFY_ADD_WATCH, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_FILE_GETATTR, unix.SYS_FILE_SETATTR)
-	checked(whyMount, unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_QUOTACTL)
+	checked(whyMount, unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT)
+	checked("checked: special in a sentry mount is Linux's quotactl_block on a tmpfs file (ENOENT, ENOTBLK); a Q_QUOTAON quota file there is on another file system (EPERM without CAP_SYS_ADMIN, else EXDEV); host paths pass with the sentry's resolution (policy_mount.go)",
+		unix.SYS_QUOTACTL)
 	checked(whyMountAt, unix.SYS_OPEN_TREE, unix.SYS_OPEN_TREE_ATTR, unix.SYS_MOVE_MOUNT, unix.SYS_FSPICK,
 		unix.SYS_MOUNT_SETATTR, unix.SYS_FANOTIFY_MARK)
 	checked("checked: SET_PATH and SET_PATH_EMPTY resolved as paths, SET_FD may not be a virtual fd, string values of path parameters (source, overlay layers) resolved (policy_mount.go)",
@@ -186,6 +188,10 @@ func Policies() []Policy {
 	set(Refused, unix.ENOSYS, whyRefusedUring, unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER)
 	set(Refused, unix.ENOSYS, whyRefusedAIO, unix.SYS_IO_SETUP, unix.SYS_IO_DESTROY, unix.SYS_IO_SUBMIT,
 		unix.SYS_IO_CANCEL, unix.SYS_IO_GETEVENTS, unix.SYS_IO_PGETEVENTS)
+	checked("checked: CAP_SYS_ADMIN (EPERM), then a sentry file is Linux's answer for a tmpfs file (EISDIR for a directory, EINVAL: shmem cannot back swap); host paths pass with the sentry's resolution",
+		unix.SYS_SWAPON, unix.SYS_SWAPOFF)
+	set(Refused, unix.ENOSYS, "refused: ENOSYS, as a kernel built without CONFIG_USELIB (a.out shared libraries; Debian's, and most, are)",
+		unix.SYS_USELIB)
 	set(Refused, unix.ENOSYS, "refused: the flags are in guest memory another thread can change after the sentry's check; ENOSYS, as before Linux 5.3, and libc falls back to clone",
 		unix.SYS_CLONE3)
 
