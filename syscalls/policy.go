@@ -169,10 +169,6 @@ func Policies() []Policy {
 		unix.SYS_OPEN_BY_HANDLE_AT)
 	checked("checked: a path-beneath rule's parent_fd may not be a virtual fd: EBADFD, as get_path_from_fd for a file Landlock cannot restrict",
 		unix.SYS_LANDLOCK_ADD_RULE)
-	checked("checked: the module loader would read a placeholder: errUnserved on a virtual fd (after the host's CAP_SYS_MODULE check)",
-		unix.SYS_FINIT_MODULE)
-	checked("checked: the kernel and initrd images may not be virtual fds: errUnserved (after the host's CAP_SYS_BOOT check)",
-		unix.SYS_KEXEC_FILE_LOAD)
 	checked("checked: BPF_OBJ_PIN and BPF_OBJ_GET paths and uprobe-multi link binaries resolved; other descriptors must be bpf objects, cgroups or namespaces, which a placeholder is not",
 		unix.SYS_BPF)
 	checked("checked: a uprobe event's binary path (attr.config1) resolved; group_fd and a cgroup fd must be perf events and cgroup directories, which a placeholder is not",
@@ -196,6 +192,8 @@ func Policies() []Policy {
 		unix.SYS_CLONE3)
 
 	// Untrapped.
+	harmless("harmless: a virtual fd of a regular file is the sentry's open of its backing, so the host reads the file's own bytes (kernel_read_file); a placeholder gets Linux's answer for the same kind of file (a directory EINVAL, O_PATH EBADF)",
+		unix.SYS_FINIT_MODULE, unix.SYS_KEXEC_FILE_LOAD)
 	harmless(whyMemory,
 		unix.SYS_MPROTECT, unix.SYS_MUNMAP, unix.SYS_BRK, unix.SYS_MREMAP, unix.SYS_MINCORE,
 		unix.SYS_MLOCK, unix.SYS_MUNLOCK, unix.SYS_MLOCKALL, unix.SYS_MUNLOCKALL, unix.SYS_MLOCK2,

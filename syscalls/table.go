@@ -151,8 +151,6 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_SENDMMSG, "sendmmsg", Sendmmsg, fd, ptr, num, hex)
 	add(unix.SYS_PIDFD_GETFD, "pidfd_getfd", PidfdGetfd, fd, num, hex)
 	add(unix.SYS_LANDLOCK_ADD_RULE, "landlock_add_rule", LandlockAddRule, fd, num, ptr, hex)
-	add(unix.SYS_FINIT_MODULE, "finit_module", FinitModule, fd, ptr, hex)
-	add(unix.SYS_KEXEC_FILE_LOAD, "kexec_file_load", KexecFileLoad, fd, fd, num, ptr, hex)
 	add(unix.SYS_BPF, "bpf", Bpf, num, ptr, num)
 	add(unix.SYS_PERF_EVENT_OPEN, "perf_event_open", PerfEventOpen, ptr, num, num, fd, hex)
 	add(unix.SYS_PRCTL, "prctl", Prctl, num, num, num, num, num)

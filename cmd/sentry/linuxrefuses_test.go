@@ -17,7 +17,7 @@ func TestLinuxRefusesAsLinux(t *testing.T) {
 		t.Run(g.name, func(t *testing.T) {
 			wrap := strings.Join(g.wrap, " ")
 			out := sameOnBothTmpfs(t, `chmod o+x "$1"; d="$1/lr-`+g.name+`"; mkdir "$d" && chmod 777 "$d" && `+wrap+` `+python+` `+probe+` "$d"`)
-			if strings.Count(out, "\n") != 13 {
+			if strings.Count(out, "\n") != 16 {
 				t.Fatalf("probe did not run to the end:\n%s", out)
 			}
 		})

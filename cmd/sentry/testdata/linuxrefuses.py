@@ -42,3 +42,13 @@ sc("quotactl_fd-getinfo", 443, fd, qcmd(Q_GETINFO, 0), 0, buf)
 sc("quotactl_fd-sync", 443, fd, qcmd(Q_SYNC, 1), 0, None)
 sc("quotactl_fd-badtype", 443, fd, qcmd(Q_GETINFO, 3), 0, buf)
 sc("quotactl_fd-badfd", 443, 9999, qcmd(Q_GETINFO, 0), 0, buf)
+
+# finit_module reads the file itself: the sandbox's descriptor of a file
+# is its backing, so the loader sees the same bytes (not an ELF module
+# here: ENOEXEC, or EPERM without CAP_SYS_MODULE); a directory and an
+# O_PATH descriptor get Linux's errnos for them.
+dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+pfd = os.open(f, os.O_PATH)
+sc("finit_module-file", 313, fd, b"", 0)
+sc("finit_module-dir", 313, dfd, b"", 0)
+sc("finit_module-opath", 313, pfd, b"", 0)
