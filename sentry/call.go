@@ -73,6 +73,12 @@ type Call struct {
 	traceArgs   string
 	traceServed bool
 
+	// waitsOff says the call waits off the serving threads
+	// (OpenBlocking), where a signal interrupts it with ERESTARTSYS as
+	// the host would (so a signal stop must leave that to the guest's
+	// SA_RESTART: Interrupted).
+	waitsOff bool
+
 	// nul is the empty string WriteStackString copies out.
 	nul [1]byte
 }
@@ -329,35 +335,30 @@ func (c *Call) FailAfterClose(fd int32, errno unix.Errno) {
 // waiting in a FIFO's open holds up nothing else, however many do. The
 // call is answered when open returns; if the task or the sandbox goes
 // first, cancel must make open return (it opens the FIFO's other end).
-// Only for notified calls.
-func (c *Call) OpenBlocking(open func() (int, error), cancel func(), cloexec bool) Result {
+// A signal interrupts the wait as Linux's (blockedOp.watch); the open
+// left behind then serves the task's next call with the same key (the
+// file and flags). Only for notified calls.
+func (c *Call) OpenBlocking(key string, open func() (int, error), cancel func(), cloexec bool) Result {
 	inj := c.k.injector()
 	if !c.notified || inj == nil {
 		return Err(unix.ENOSYS)
 	}
-	op := &blockedOp{cancel: cancel}
-	// The number it was added under: the goroutine must not read t.TID,
+	// The number it was added under: the goroutines must not read t.TID,
 	// which an exec changes under t.mu (a data race on main).
 	tid, id, blocked := c.TID, c.notifID, &c.k.blocked
+	c.waitsOff = true
+	if op := blocked.adopt(tid, key, id, cloexec); op != nil {
+		go op.watch(blocked, inj, tid, id)
+		return Result{Result: platform.Result{Action: platform.Responded}, Served: true}
+	}
+	op := &blockedOp{cancel: cancel, key: key, waiting: true, waiter: id, cloexec: cloexec}
 	blocked.add(tid, op)
 	go func() {
 		fd, err := open()
-		op.done.Store(true)
+		op.finish(inj, fd, err)
 		blocked.remove(tid, op)
-		switch {
-		case err != nil:
-			inj.Respond(id, -int64(errnoOf(err)))
-		case op.cancelled.Load():
-			// The guest is gone; the descriptor was only the way out.
-			unix.Close(fd)
-		default:
-			if _, ierr := inj.InstallFD(id, fd, cloexec); ierr != nil {
-				// Gone meanwhile.
-				inj.Respond(id, -int64(errnoOf(ierr)))
-			}
-			unix.Close(fd)
-		}
 	}()
+	go op.watch(blocked, inj, tid, id)
 	return Result{Result: platform.Result{Action: platform.Responded}, Served: true}
 }
 

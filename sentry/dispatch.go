@@ -113,10 +113,11 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 	c.notified, c.notifID, c.ip = true, id, ip
 	res := k.serve(c)
 	// The host runs a passed-through call now, and may be interrupted
-	// doing so: a signal stop that finds this very call interrupted must
-	// leave that to the host (Interrupted). Any other call of the task
-	// makes that record stale.
-	t.continued = continuedCall{sysno: sysno, args: *args, ip: ip, valid: res.Action == platform.Passthrough}
+	// doing so, as may a call that waits off the serving threads: a
+	// signal stop that finds this very call interrupted must leave that
+	// to the host (Interrupted). Any other call of the task makes that
+	// record stale.
+	t.continued = continuedCall{sysno: sysno, args: *args, ip: ip, valid: res.Action == platform.Passthrough || c.waitsOff}
 	ret := res.Ret
 	if res.Action == platform.Passthrough {
 		// The host's result is not seen on this platform.

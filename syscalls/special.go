@@ -1,6 +1,8 @@
 package syscalls
 
 import (
+	"strconv"
+
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
@@ -118,7 +120,7 @@ func openHostSpecial(c *sentry.Call, host sentry.HostSpecial, ino vfs.Inode, fla
 					unix.Close(fd)
 				}
 			}
-			return c.OpenBlocking(open, cancel, flags&unix.O_CLOEXEC != 0)
+			return c.OpenBlocking(host.GuestPath()+"\x00"+strconv.Itoa(oflags), open, cancel, flags&unix.O_CLOEXEC != 0)
 		}
 		// A device's open may block too (a terminal's carrier): that
 		// serving thread waits, others serve the rest of the guest.

@@ -274,3 +274,29 @@ n=$(ls /proc/$$/fd | wc -l); $d/bad 2>/dev/null; m=$(ls /proc/$$/fd | wc -l); ec
 		t.Fatalf("output %q", out)
 	}
 }
+
+// TestSignalsInterruptBlockedCalls (items 5 and 6): a blocked flock and a
+// blocked legacy open(2) of a FIFO, interrupted by a handled signal every
+// 20 ms: without SA_RESTART they fail with EINTR, with it they are
+// restarted as the same call and complete when the other process lets
+// them, as on a kernel tmpfs. The pre-session sentry hung in the FIFO
+// open on unotify (and before that, on ptrace, restarted open's rewrite
+// as openat with open's arguments: EFAULT).
+func TestSignalsInterruptBlockedCalls(t *testing.T) {
+	bin := buildC(t, "sigblock")
+	shm, err := os.MkdirTemp("/dev/shm", "sentry-sigblock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(shm)
+	native := runCmd(t, "", bin, shm)
+	want := "flock-norestart EINTR handled=yes\nflock-restart ok handled=yes\n" +
+		"fifo-open-norestart EINTR read=- handled=yes\nfifo-open-restart ok read=x handled=yes\n"
+	if native.code != 0 || native.stdout != want {
+		t.Fatalf("native: %+v", native)
+	}
+	r := sandboxedWithin(t, 60*time.Second, bin, "/tmp")
+	if r.code != 0 || r.stdout != native.stdout {
+		t.Fatalf("sandbox: exit %d\n%s%s\nnative:\n%s", r.code, r.stdout, r.stderr, native.stdout)
+	}
+}
