@@ -3,10 +3,13 @@ package main
 import "testing"
 
 // TestFidelityProbe runs testdata/fidelity.py natively on a kernel tmpfs
-// and in the sandbox and compares every line (issue #15: readlink("")
-// is ENOENT, not EINVAL; truncate(2) growing a file past RLIMIT_FSIZE is
-// EFBIG with SIGXFSZ, as inode_newsize_ok; O_NOATIME by a non-owner
-// without CAP_FOWNER is EPERM, as may_open).
+// and in the sandbox and compares every line: the behaviours of issue #15
+// that real test suites check (readlink(""), RLIMIT_FSIZE on truncate,
+// write, ftruncate and fallocate, O_NOATIME, splice/tee/vmsplice,
+// sync_file_range, sendfile's errno order, F_GETLK's conflicting lock and
+// F_SETLKW's EDEADLK, ETXTBSY, linkat's and renameat's errors before
+// EXDEV, mmap's argument checks, pread and writev at the edges, shebang
+// interpreters in the tmpfs, AF_UNIX sockets of a non-root guest).
 func TestFidelityProbe(t *testing.T) {
 	probe := testdataPath(t, "fidelity.py")
 	sameOnBothTmpfs(t, "python3 "+probe+" $1")

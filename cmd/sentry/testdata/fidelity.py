@@ -1,27 +1,525 @@
 """Linux behaviours real test suites check (issue #15), printed for a
 comparison of the sandbox's /tmp with a kernel tmpfs: readlink of an
-empty path, truncate(2) past RLIMIT_FSIZE, O_NOATIME by a non-owner."""
-import os, signal, resource, sys, errno
-d=sys.argv[1]
+empty path, truncate(2) past RLIMIT_FSIZE, O_NOATIME by a non-owner,
+splice/tee/vmsplice, sync_file_range, record locks (F_GETLK's conflicting
+lock, F_SETLKW's deadlock), sendfile's errno order, ETXTBSY, RLIMIT_FSIZE
+on write and fallocate, linkat's errno order, mmap's argument checks,
+chmod of an O_PATH symlink through /proc/self/fd, pread/writev at the
+edges, a shebang interpreter stored in the tmpfs, AF_UNIX sockets bound
+by a non-root guest, F_CREATED_QUERY.
+
+Nothing printed may name the directory (it is /tmp in the sandbox and a
+directory of /dev/shm natively), a pid or an inode number."""
+import ctypes, errno, fcntl as fcntl_mod, mmap, os, resource, shutil, signal, socket, struct, subprocess, sys, tempfile, time
+
+sys.stdout.reconfigure(line_buffering=True)
+d = sys.argv[1]
 os.chmod(d, 0o777)
 os.chdir(d)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+
 def e(f):
-    try: return f()
-    except OSError as x: return errno.errorcode[x.errno]
-open(d+"/own","w").close(); os.chmod(d+"/own",0o666)
+    try:
+        return f()
+    except OSError as x:
+        return errno.errorcode[x.errno]
+
+
+def sc(nr, *args):
+    """The raw system call nr: its result, or its errno's name."""
+    conv = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(nr), *conv)
+    if r == -1 and ctypes.get_errno():
+        return errno.errorcode[ctypes.get_errno()]
+    return r
+
+
+def case(name, f):
+    try:
+        print(name + ":", f())
+    except Exception as x:
+        print(name + ": raised", type(x).__name__, str(x).replace(d, "D"))
+
+
+BAD = 9999
+SYS_splice, SYS_tee, SYS_vmsplice, SYS_sync_file_range = 275, 276, 278, 277
+SYS_sendfile, SYS_linkat, SYS_mmap, SYS_pread64, SYS_writev, SYS_fcntl = 40, 265, 9, 17, 20, 72
+F_CREATED_QUERY = 1028
+
+
+def mkfile(name, data=b"", mode=0o666):
+    fd = os.open(name, os.O_CREAT | os.O_RDWR | os.O_TRUNC, mode)
+    os.write(fd, data)
+    os.close(fd)
+    os.chmod(name, mode)
+
+
+def forked(f):
+    """Runs f in a child; its exit status is printed by the caller."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            f()
+        except Exception as x:
+            print("child raised", type(x).__name__, str(x).replace(d, "D"))
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+# readlink of an empty path, truncate(2) past RLIMIT_FSIZE, O_NOATIME.
+mkfile(d + "/own", mode=0o666)
 print("readlink empty:", e(lambda: os.readlink("")))
-fd=os.open(d, os.O_RDONLY)
+fd = os.open(d, os.O_RDONLY)
 print("readlinkat dirfd empty:", e(lambda: os.readlink("", dir_fd=fd)))
-signal.signal(signal.SIGXFSZ, lambda *a: print("got SIGXFSZ"))
+got = []
+signal.signal(signal.SIGXFSZ, lambda *a: got.append("SIGXFSZ"))
+
+
+def xfsz():
+    r = list(got)
+    got.clear()
+    return r
+
+
 resource.setrlimit(resource.RLIMIT_FSIZE, (1000, resource.RLIM_INFINITY))
-print("truncate past:", e(lambda: os.truncate(d+"/own", 5000)))
-print("truncate within:", e(lambda: os.truncate(d+"/own", 500)))
+print("truncate past:", e(lambda: os.truncate(d + "/own", 5000)), xfsz())
+print("truncate within:", e(lambda: os.truncate(d + "/own", 500)), xfsz())
 resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-os.chown(d+"/own", 0, 0)
-pid=os.fork()
-if pid==0:
-    os.setresuid(65534,65534,65534)
-    print("noatime non-owner:", e(lambda: os.open(d+"/own", os.O_RDONLY|os.O_NOATIME)))
-    os._exit(0)
-os.waitpid(pid,0)
-print("noatime owner:", e(lambda: (os.close(os.open(d+"/own", os.O_RDONLY|os.O_NOATIME)), "ok")[1]))
+os.chown(d + "/own", 0, 0)
+
+
+def noatime_nonowner():
+    os.setresuid(65534, 65534, 65534)
+    print("noatime non-owner:", e(lambda: os.open(d + "/own", os.O_RDONLY | os.O_NOATIME)))
+
+
+forked(noatime_nonowner)
+print("noatime owner:", e(lambda: (os.close(os.open(d + "/own", os.O_RDONLY | os.O_NOATIME)), "ok")[1]))
+
+
+# O_NOATIME leaves atime alone; a plain read moves it (relatime: atime
+# older than mtime).
+def atime_moves(flags):
+    mkfile("at", b"data")
+    os.utime("at", ns=(1000 * 10**9, 2000 * 10**9))
+    f = os.open("at", os.O_RDONLY | flags)
+    os.read(f, 4)
+    os.close(f)
+    return os.stat("at").st_atime_ns != 1000 * 10**9
+
+
+case("atime moves on read", lambda: atime_moves(0))
+case("atime moves on read O_NOATIME", lambda: atime_moves(os.O_NOATIME))
+
+# RLIMIT_FSIZE on write (short, then EFBIG with SIGXFSZ), ftruncate and
+# fallocate.
+mkfile("fs")
+f = os.open("fs", os.O_RDWR)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, resource.RLIM_INFINITY))
+case("fsize write across", lambda: (e(lambda: os.pwrite(f, b"x" * 1500, 0)), xfsz()))
+case("fsize write at limit", lambda: (e(lambda: os.pwrite(f, b"x", 1000)), xfsz()))
+case("fsize write below", lambda: (e(lambda: os.pwrite(f, b"y", 10)), xfsz()))
+case("fsize ftruncate past", lambda: (e(lambda: os.ftruncate(f, 2000)), xfsz()))
+case("fsize fallocate past", lambda: (e(lambda: os.posix_fallocate(f, 0, 4096)), xfsz()))
+case("fsize fallocate keep size past", lambda: (sc(285, f, 1, 0, 4096), xfsz()))
+case("fsize fallocate within", lambda: (sc(285, f, 0, 0, 900), xfsz()))
+case("fsize size", lambda: os.fstat(f).st_size)
+resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+os.close(f)
+
+# splice, tee, vmsplice: a tmpfs file or a pipe on either side.
+mkfile("sp", b"0123456789abcdef")
+src = os.open("sp", os.O_RDONLY)
+dst = os.open("spo", os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o644)
+wo = os.open("sp", os.O_WRONLY)
+app = os.open("spo", os.O_WRONLY | os.O_APPEND)
+r, w = os.pipe()
+r2, w2 = os.pipe()
+off = ctypes.c_longlong(4)
+case("splice file->pipe off", lambda: (sc(SYS_splice, src, ctypes.byref(off), w, 0, 5, 0), off.value, os.lseek(src, 0, os.SEEK_CUR)))
+case("splice file->pipe no off", lambda: (sc(SYS_splice, src, 0, w, 0, 3, 0), os.lseek(src, 0, os.SEEK_CUR)))
+off = ctypes.c_longlong(10)
+case("splice pipe->file off", lambda: (sc(SYS_splice, r, 0, dst, ctypes.byref(off), 4, 0), off.value, os.pread(dst, 32, 0)))
+case("splice pipe->file no off", lambda: (sc(SYS_splice, r, 0, dst, 0, 4, 0), os.lseek(dst, 0, os.SEEK_CUR), os.pread(dst, 32, 0)))
+case("splice pipe->append file", lambda: (os.write(w, b"zz"), sc(SYS_splice, r, 0, app, 0, 2, 0)))
+os.read(r, 16)
+case("splice pipe->pipe", lambda: (os.write(w, b"pp"), sc(SYS_splice, r, 0, w2, 0, 2, 0), os.read(r2, 8)))
+case("splice file->file", lambda: sc(SYS_splice, src, 0, dst, 0, 4, 0))
+off = ctypes.c_longlong(0)
+case("splice off on pipe in", lambda: sc(SYS_splice, r, ctypes.byref(off), dst, 0, 4, 0))
+case("splice off on pipe out", lambda: sc(SYS_splice, src, 0, w, ctypes.byref(off), 4, 0))
+case("splice bad in", lambda: sc(SYS_splice, BAD, 0, w, 0, 4, 0))
+case("splice bad out", lambda: sc(SYS_splice, src, 0, BAD, 0, 4, 0))
+case("splice bad both", lambda: sc(SYS_splice, BAD, 0, BAD, 0, 4, 0))
+case("splice bad in bad flags", lambda: sc(SYS_splice, BAD, 0, w, 0, 4, 0x100))
+case("splice bad flags", lambda: sc(SYS_splice, src, 0, w, 0, 4, 0x100))
+case("splice wronly in", lambda: sc(SYS_splice, wo, 0, w, 0, 4, 0))
+case("splice rdonly out", lambda: (os.write(w, b"q"), sc(SYS_splice, r, 0, src, 0, 1, 0)))
+os.read(r, 16)
+case("splice zero len", lambda: sc(SYS_splice, src, 0, w, 0, 0, 0))
+off = ctypes.c_longlong(-1)
+case("splice negative off", lambda: sc(SYS_splice, src, ctypes.byref(off), w, 0, 4, 0))
+case("splice off bad pointer", lambda: sc(SYS_splice, src, 8, w, 0, 4, 0))
+off = ctypes.c_longlong(100)
+case("splice off past eof", lambda: sc(SYS_splice, src, ctypes.byref(off), w, 0, 4, 0))
+dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+case("splice dir->pipe", lambda: sc(SYS_splice, dfd, 0, w, 0, 4, 0))
+case("splice pipe->dir", lambda: (os.write(w, b"q"), sc(SYS_splice, r, 0, dfd, 0, 1, 0)))
+os.read(r, 16)
+case("tee pipe->pipe", lambda: (os.write(w, b"tee!"), sc(SYS_tee, r, w2, 10, 0), os.read(r2, 8), os.read(r, 8)))
+case("tee same pipe", lambda: (os.write(w, b"x"), sc(SYS_tee, r, w, 1, 0)))
+os.read(r, 16)
+case("tee file in", lambda: sc(SYS_tee, src, w, 1, 0))
+case("tee file out", lambda: sc(SYS_tee, r, dst, 1, 0))
+case("tee bad in", lambda: sc(SYS_tee, BAD, w, 1, 0))
+case("tee bad out", lambda: sc(SYS_tee, r, BAD, 1, 0))
+case("tee bad in file out", lambda: sc(SYS_tee, BAD, dst, 1, 0))
+case("tee bad flags", lambda: sc(SYS_tee, r, w2, 1, 0x100))
+case("tee wrong ends", lambda: sc(SYS_tee, w, r2, 1, 0))
+buf = ctypes.create_string_buffer(b"vmsp")
+iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 4)
+case("vmsplice to pipe", lambda: (sc(SYS_vmsplice, w, iov, 1, 0), os.read(r, 8)))
+case("vmsplice to file", lambda: sc(SYS_vmsplice, dst, iov, 1, 0))
+case("vmsplice to rdonly file", lambda: sc(SYS_vmsplice, src, iov, 1, 0))
+case("vmsplice bad fd", lambda: sc(SYS_vmsplice, BAD, iov, 1, 0))
+case("vmsplice bad flags", lambda: sc(SYS_vmsplice, w, iov, 1, 0x100))
+case("vmsplice from pipe", lambda: (os.write(w, b"back"), sc(SYS_vmsplice, r, iov, 1, 0), buf.raw))
+
+# sync_file_range: argument checks, then success.
+case("sfr ok", lambda: sc(SYS_sync_file_range, dst, 0, 10, 7))
+case("sfr bad flags", lambda: sc(SYS_sync_file_range, dst, 0, 10, 8))
+case("sfr neg off", lambda: sc(SYS_sync_file_range, dst, -1, 10, 2))
+case("sfr neg len", lambda: sc(SYS_sync_file_range, dst, 0, -10, 2))
+case("sfr overflow", lambda: sc(SYS_sync_file_range, dst, 1 << 62, 1 << 62, 2))
+case("sfr bad fd", lambda: sc(SYS_sync_file_range, BAD, 0, 10, 2))
+case("sfr bad fd bad flags", lambda: sc(SYS_sync_file_range, BAD, 0, 10, 8))
+case("sfr pipe", lambda: sc(SYS_sync_file_range, w, 0, 10, 2))
+case("sfr dir", lambda: sc(SYS_sync_file_range, dfd, 0, 10, 2))
+case("sfr rdonly", lambda: sc(SYS_sync_file_range, src, 0, 0, 2))
+
+# sendfile: a bad out_fd is EBADF even when the input is empty; a
+# read-only offset pointer is EFAULT (after the copy, as put_user).
+mkfile("empty")
+emp = os.open("empty", os.O_RDONLY)
+case("sendfile bad out empty in", lambda: sc(SYS_sendfile, BAD, emp, 0, 10))
+case("sendfile bad in", lambda: sc(SYS_sendfile, dst, BAD, 0, 10))
+case("sendfile empty in", lambda: sc(SYS_sendfile, dst, emp, 0, 10))
+case("sendfile file->file", lambda: (sc(SYS_sendfile, dst, src, 0, 4), os.lseek(src, 0, os.SEEK_CUR)))
+case("sendfile file->pipe", lambda: (sc(SYS_sendfile, w, src, 0, 2), os.read(r, 8)))
+case("sendfile pipe in", lambda: (os.write(w, b"p"), sc(SYS_sendfile, dst, r, 0, 1)))
+os.read(r, 8)
+case("sendfile wronly in", lambda: sc(SYS_sendfile, dst, wo, 0, 1))
+case("sendfile rdonly out", lambda: sc(SYS_sendfile, src, src, 0, 1))
+case("sendfile append out", lambda: sc(SYS_sendfile, app, src, 0, 1))
+rw = mmap.mmap(-1, 4096)
+rwaddr = ctypes.addressof(ctypes.c_char.from_buffer(rw))
+rw[:8] = struct.pack("q", 2)
+mkfile("rocopy")
+
+
+def ro_offset():
+    # A read-only page that holds offset 2: mprotect a private copy.
+    m = mmap.mmap(-1, 4096)
+    m[:8] = struct.pack("q", 2)
+    a = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    libc.mprotect(ctypes.c_void_p(a), 4096, 1)
+    out = os.open("rocopy", os.O_WRONLY | os.O_TRUNC)
+    res = sc(SYS_sendfile, out, src, a, 4)
+    libc.mprotect(ctypes.c_void_p(a), 4096, 3)
+    n = os.fstat(out).st_size
+    os.close(out)
+    return res, struct.unpack("q", m[:8])[0], n
+
+
+case("sendfile ro offset", ro_offset)
+case("sendfile rw offset", lambda: (sc(SYS_sendfile, dst, src, rwaddr, 4), struct.unpack("q", rw[:8])[0]))
+case("sendfile bad offset pointer", lambda: sc(SYS_sendfile, dst, src, 8, 4))
+case("sendfile bad out bad offset", lambda: sc(SYS_sendfile, BAD, src, 8, 4))
+
+# Record locks: F_GETLK reports the first conflicting lock by start
+# offset with its type and range; F_SETLKW detects a deadlock between
+# two processes.
+LK = "hhxxxxqqixxxx"
+mkfile("lk", b"x" * 200)
+lk = os.open("lk", os.O_RDWR)
+
+
+def setlk(f, typ, start, ln, cmd=fcntl_mod.F_SETLK):
+    return e(lambda: (fcntl_mod.fcntl(f, cmd, struct.pack(LK, typ, 0, start, ln, 0)), 0)[1])
+
+
+
+def getlk(f, typ, start, ln):
+    t, _, s, l, pid = struct.unpack(LK, fcntl_mod.fcntl(f, fcntl_mod.F_GETLK, struct.pack(LK, typ, 0, start, ln, 0)))
+    return t, s, l, "self" if pid == os.getpid() else "parent" if pid == os.getppid() else "other"
+
+
+# Taken out of order: a read lock high, then a write lock low, then one
+# in between.
+setlk(lk, fcntl_mod.F_RDLCK, 100, 10)
+setlk(lk, fcntl_mod.F_WRLCK, 20, 5)
+setlk(lk, fcntl_mod.F_RDLCK, 50, 0)  # to EOF, merges with the one at 100
+
+
+def getlk_child():
+    g = os.open("lk", os.O_RDWR)
+    print("getlk wr whole:", getlk(g, fcntl_mod.F_WRLCK, 0, 0))
+    print("getlk rd whole:", getlk(g, fcntl_mod.F_RDLCK, 0, 0))
+    print("getlk wr tail:", getlk(g, fcntl_mod.F_WRLCK, 30, 0))
+    print("getlk rd tail:", getlk(g, fcntl_mod.F_RDLCK, 30, 0))
+    print("getlk wr gap:", getlk(g, fcntl_mod.F_WRLCK, 25, 25))
+    print("getlk bad type:", e(lambda: getlk(g, 7, 0, 0)))
+    print("getlk neg range:", e(lambda: getlk(g, fcntl_mod.F_WRLCK, 5, -10)))
+
+
+forked(getlk_child)
+setlk(lk, fcntl_mod.F_UNLCK, 0, 0)
+
+
+def blocked_in_fcntl(pid):
+    """Whether pid sleeps inside fcntl (so it is on the lock's blocked
+    list: posix_lock_inode queues the waiter before it sleeps)."""
+    try:
+        with open("/proc/%d/stat" % pid) as s:
+            state = s.read().rsplit(")", 1)[1].split()[0]
+        with open("/proc/%d/syscall" % pid) as s:
+            nr = s.read().split()[0]
+    except OSError:
+        return False
+    return state == "S" and nr == str(SYS_fcntl)
+
+
+def deadlock():
+    setlk(lk, fcntl_mod.F_WRLCK, 0, 1)
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        g = os.open("lk", os.O_RDWR)
+        setlk(g, fcntl_mod.F_WRLCK, 1, 1)
+        os.write(ready_w, b"1")
+        # Waits for the parent's lock on byte 0.
+        res = setlk(g, fcntl_mod.F_WRLCK, 0, 1, fcntl_mod.F_SETLKW)
+        print("deadlock child waited:", res)
+        os._exit(0)
+    os.read(ready_r, 1)
+    deadline = time.monotonic() + 20
+    while not blocked_in_fcntl(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    res = setlk(lk, fcntl_mod.F_WRLCK, 1, 1, fcntl_mod.F_SETLKW)
+    setlk(lk, fcntl_mod.F_UNLCK, 0, 1)
+    os.waitpid(pid, 0)
+    return res
+
+
+case("setlkw deadlock", deadlock)
+
+# ETXTBSY: a running binary stored in the tmpfs opened for writing.
+shutil.copy("/bin/sleep", "sleep")
+os.chmod("sleep", 0o755)
+p = subprocess.Popen([d + "/sleep", "100"])  # returns once exec succeeded
+case("txtbsy open wronly", lambda: e(lambda: os.open("sleep", os.O_WRONLY)))
+case("txtbsy open rdwr", lambda: e(lambda: os.open("sleep", os.O_RDWR)))
+case("txtbsy open rdonly", lambda: e(lambda: (os.close(os.open("sleep", os.O_RDONLY)), "ok")[1]))
+case("txtbsy truncate", lambda: e(lambda: os.truncate("sleep", 0)))
+p.kill()
+p.wait()
+case("after exit open wronly", lambda: e(lambda: (os.close(os.open("sleep", os.O_WRONLY)), "ok")[1]))
+
+# linkat: ENOTDIR and EBADF before EXDEV, the new name's errors before
+# EXDEV, EXDEV across mounts.
+host = tempfile.mkdtemp(dir="/var/tmp", prefix="fidelity-")
+try:
+    mkfile("lsrc")
+    open(host + "/exists", "w").close()
+    reg = os.open("lsrc", os.O_RDONLY)
+    hostdir = os.open(host, os.O_RDONLY)
+    cases = [
+        ("linkat to host", (-100, d + "/lsrc", -100, host + "/new", 0)),
+        ("linkat to host dirfd", (-100, d + "/lsrc", hostdir, "new", 0)),
+        ("linkat to host missing parent", (-100, d + "/lsrc", -100, host + "/no/new", 0)),
+        ("linkat to host existing", (-100, d + "/lsrc", -100, host + "/exists", 0)),
+        ("linkat to host notdir", (-100, d + "/lsrc", -100, host + "/exists/new", 0)),
+        ("linkat to bad dirfd", (-100, d + "/lsrc", BAD, "new", 0)),
+        ("linkat to file dirfd", (-100, d + "/lsrc", reg, "new", 0)),
+        ("linkat to file dirfd abs", (-100, d + "/lsrc", reg, d + "/new2", 0)),
+        ("linkat to notdir", (-100, d + "/lsrc", -100, d + "/lsrc/new", 0)),
+        ("linkat from bad dirfd", (BAD, "lsrc", -100, host + "/new", 0)),
+        ("linkat from file dirfd", (reg, "lsrc", -100, host + "/new", 0)),
+        ("linkat from notdir", (-100, d + "/lsrc/x", -100, host + "/new", 0)),
+        ("linkat from missing", (-100, d + "/nope", -100, host + "/new", 0)),
+        ("linkat from host", (-100, host + "/exists", -100, d + "/fromhost", 0)),
+        ("linkat from host to bad dirfd", (-100, host + "/exists", BAD, "x", 0)),
+        ("linkat from host to file dirfd", (-100, host + "/exists", reg, "x", 0)),
+        ("linkat bad flags", (-100, d + "/lsrc", -100, host + "/new", 0x1)),
+        ("linkat bad flags bad fd", (BAD, "lsrc", -100, host + "/new", 0x1)),
+        ("linkat empty path", (-100, "", -100, host + "/new", 0)),
+        ("linkat empty path AT_EMPTY_PATH", (reg, "", -100, host + "/new", 0x1000)),
+        ("linkat empty path AT_EMPTY_PATH same fs", (reg, "", -100, d + "/viaempty", 0x1000)),
+        ("linkat ok", (-100, d + "/lsrc", -100, d + "/lnew", 0)),
+    ]
+    for name, (od, op, nd, np, fl) in cases:
+        case(name, lambda: sc(SYS_linkat, od, op.encode() if isinstance(op, str) else op, nd, np.encode(), fl))
+    # renameat looks both directories up before it compares the mounts;
+    # the last components after.
+    for name, (od, op, nd, np) in [
+        ("rename to host", (-100, d + "/lsrc", -100, host + "/new")),
+        ("rename to host existing", (-100, d + "/lsrc", -100, host + "/exists")),
+        ("rename to host missing parent", (-100, d + "/lsrc", -100, host + "/no/new")),
+        ("rename to host notdir", (-100, d + "/lsrc", -100, host + "/exists/new")),
+        ("rename to bad dirfd", (-100, d + "/lsrc", BAD, "new")),
+        ("rename to file dirfd", (-100, d + "/lsrc", reg, "new")),
+        ("rename missing to host", (-100, d + "/nope", -100, host + "/new")),
+        ("rename from bad dirfd", (BAD, "lsrc", -100, d + "/new")),
+        ("rename from host missing parent", (-100, host + "/no/x", -100, d + "/new")),
+        ("rename from host", (-100, host + "/exists", -100, d + "/new")),
+        ("rename from host to missing parent", (-100, host + "/exists", -100, d + "/no/new")),
+    ]:
+        case(name, lambda: sc(264, od, op.encode(), nd, np.encode()))
+    case("host dir after linkat", lambda: sorted(os.listdir(host)))
+finally:
+    shutil.rmtree(host)
+
+# mmap: EINVAL for length 0 and for neither MAP_SHARED nor MAP_PRIVATE,
+# before EACCES.
+mkfile("mm", b"m" * 4096)
+mwo = os.open("mm", os.O_WRONLY)
+mro = os.open("mm", os.O_RDONLY)
+mrw = os.open("mm", os.O_RDWR)
+mapp = os.open("mm", os.O_RDWR | os.O_APPEND)
+R, W, S, P = 1, 2, 1, 2
+
+
+def mm(length, prot, flags, f, off=0):
+    ctypes.set_errno(0)
+    libc.mmap.restype = ctypes.c_void_p
+    a = libc.mmap(None, ctypes.c_size_t(length), prot, flags, f, ctypes.c_long(off))
+    if a == ctypes.c_void_p(-1).value:
+        return errno.errorcode[ctypes.get_errno()]
+    libc.munmap(ctypes.c_void_p(a), ctypes.c_size_t(length))
+    return "mapped"
+
+
+for name, args in [
+    ("mmap len 0 wronly", (0, R, S, mwo)),
+    ("mmap len 0 rdonly", (0, R, P, mro)),
+    ("mmap no type wronly", (4096, R, 0, mwo)),
+    ("mmap no type rdonly", (4096, R, 0, mro)),
+    ("mmap shared|private wronly", (4096, R, 3, mwo)),
+    ("mmap shared wronly", (4096, R, S, mwo)),
+    ("mmap private wronly", (4096, R, P, mwo)),
+    ("mmap shared write rdonly", (4096, R | W, S, mro)),
+    ("mmap private write rdonly", (4096, R | W, P, mro)),
+    ("mmap shared write rdwr", (4096, R | W, S, mrw)),
+    ("mmap shared write append", (4096, R | W, S, mapp)),
+    ("mmap shared read append", (4096, R, S, mapp)),
+    ("mmap validate unknown flag", (4096, R, 3 | 0x200000, mrw)),
+    ("mmap bad fd", (4096, R, S, BAD)),
+    ("mmap unaligned off", (4096, R, S, mrw, 1)),
+    ("mmap dir", (4096, R, P, dfd)),
+]:
+    case(name, lambda: mm(*args))
+
+# pread that faults part-way returns what it read before the fault;
+# writev whose lengths sum past SSIZE_MAX is EINVAL.
+mkfile("pr", b"p" * 8192)
+pr = os.open("pr", os.O_RDWR)
+
+
+def pread_fault():
+    libc.mmap.restype = ctypes.c_void_p
+    a = libc.mmap(None, ctypes.c_size_t(8192), 3, 0x22, -1, ctypes.c_long(0))
+    libc.munmap(ctypes.c_void_p(a + 4096), ctypes.c_size_t(4096))
+    r1 = sc(SYS_pread64, pr, a + 100, 8192, 0)
+    r2 = sc(SYS_pread64, pr, a + 4096, 10, 0)
+    r3 = sc(0, pr, a + 4000, 8192)
+    libc.munmap(ctypes.c_void_p(a), ctypes.c_size_t(4096))
+    return r1, r2, r3, os.lseek(pr, 0, os.SEEK_CUR)
+
+
+case("pread faulting part-way", pread_fault)
+
+
+def writev(lens):
+    iovs = (ctypes.c_void_p * (2 * len(lens)))()
+    b = ctypes.create_string_buffer(64)
+    for i, n in enumerate(lens):
+        iovs[2 * i] = ctypes.addressof(b)
+        iovs[2 * i + 1] = n
+    return sc(SYS_writev, pr, iovs, len(lens))
+
+
+case("writev sum overflows", lambda: writev([1 << 62, 1 << 62, 1 << 62]))
+case("writev negative len", lambda: writev([4, (1 << 64) - 1]))
+case("writev max len", lambda: writev([(1 << 63) - 1, 1]))
+case("writev ok", lambda: writev([4, 4]))
+case("writev too many", lambda: sc(SYS_writev, pr, (ctypes.c_void_p * 2050)(), 1025))
+
+# A #! script whose interpreter is stored in the tmpfs.
+shutil.copy("/bin/sh", "interp")
+os.chmod("interp", 0o755)
+
+
+def script(name, text):
+    with open(name, "w") as s:
+        s.write(text)
+    os.chmod(name, 0o755)
+
+
+script("script", "#!%s/interp\necho ran script \"$#\"\n" % d)
+script("script2", "#!%s/script arg\n" % d)
+script("noexec", "#!%s/ctarget\n" % d)
+script("missing", "#!%s/nope\n" % d)
+
+
+def run(path, *args):
+    try:
+        c = subprocess.run([path, *args], capture_output=True, timeout=30)
+        return c.returncode, c.stdout.decode().replace(d, "D"), c.stderr.decode().replace(d, "D")[:40]
+    except OSError as x:
+        return errno.errorcode[x.errno]
+
+
+case("shebang tmpfs interp", lambda: run(d + "/script", "a", "b"))
+case("shebang relative", lambda: run("./script"))
+case("shebang interp not executable", lambda: run(d + "/noexec"))
+case("shebang interp missing", lambda: run(d + "/missing"))
+
+# AF_UNIX sockets bound by a non-root guest in a directory it may write,
+# and reached by sendmsg and sendmmsg.
+os.mkdir("sockdir", 0o777)
+os.chmod("sockdir", 0o777)
+os.mkdir("rootdir", 0o755)
+
+
+def nonroot_sockets():
+    os.setgroups([])
+    os.setresgid(65534, 65534, 65534)
+    os.setresuid(65534, 65534, 65534)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    print("nonroot bind writable dir:", e(lambda: (s.bind("sockdir/s"), "ok")[1]))
+    t = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    print("nonroot bind root dir:", e(lambda: (t.bind("rootdir/s"), "ok")[1]))
+    print("nonroot bind abs:", e(lambda: (t.bind(d + "/sockdir/s2"), "ok")[1]))
+    st = os.stat("sockdir/s")
+    print("socket owner mode:", st.st_uid, st.st_gid, oct(st.st_mode))
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    print("sendto:", e(lambda: c.sendto(b"one", "sockdir/s")))
+    print("sendmsg:", e(lambda: c.sendmsg([b"two"], [], 0, d + "/sockdir/s")))
+    print("recv:", s.recv(8), s.recv(8))
+    print("sendmsg missing:", e(lambda: c.sendmsg([b"x"], [], 0, "sockdir/nope")))
+    os.chmod("sockdir/s", 0o600)
+    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    u.bind("sockdir/st")
+    u.listen(1)
+    k = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    print("connect stream:", e(lambda: (k.connect("sockdir/st"), "ok")[1]))
+    a, _ = u.accept()
+    k.sendall(b"stream")
+    print("stream recv:", a.recv(8))
+
+
+forked(nonroot_sockets)
