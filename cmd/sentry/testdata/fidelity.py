@@ -423,6 +423,25 @@ for name, args in [
 ]:
     case(name, lambda: mm(*args))
 
+# chmod through /proc/self/fd/N of an O_PATH descriptor of a symlink:
+# Linux refuses (EOPNOTSUPP) and the target keeps its mode.
+mkfile("ctarget", mode=0o644)
+os.symlink("ctarget", "clink")
+pl = os.open("clink", os.O_PATH | os.O_NOFOLLOW)
+case("chmod O_PATH symlink via proc", lambda: e(lambda: os.chmod("/proc/self/fd/%d" % pl, 0o600)))
+case("fchmodat O_PATH symlink via proc", lambda: e(lambda: os.chmod("/proc/self/fd/%d" % pl, 0o600, follow_symlinks=True)))
+case("fchmodat nofollow symlink", lambda: sc(452, -100, b"clink", 0o600, 0x100))
+case("fchmodat2 empty path O_PATH symlink", lambda: sc(452, pl, b"", 0o600, 0x1000))
+forked(lambda: (os.setresuid(65534, 65534, 65534),
+                print("chmod O_PATH symlink via proc non-owner:", e(lambda: os.chmod("/proc/self/fd/%d" % pl, 0o600)))))
+case("target mode after", lambda: oct(os.stat("ctarget").st_mode))
+case("chown O_PATH symlink via proc", lambda: e(lambda: (os.chown("/proc/self/fd/%d" % pl, 65534, 65534), "ok")[1]))
+case("symlink owner after", lambda: os.lstat("clink").st_uid)
+case("target owner after", lambda: os.stat("ctarget").st_uid)
+case("fchmod O_PATH symlink", lambda: e(lambda: os.fchmod(pl, 0o600)))
+pf = os.open("ctarget", os.O_PATH)
+case("chmod O_PATH file via proc", lambda: e(lambda: (os.chmod("/proc/self/fd/%d" % pf, 0o640), oct(os.stat("ctarget").st_mode))[1]))
+
 # pread that faults part-way returns what it read before the fault;
 # writev whose lengths sum past SSIZE_MAX is EINVAL.
 mkfile("pr", b"p" * 8192)
@@ -523,3 +542,23 @@ def nonroot_sockets():
 
 
 forked(nonroot_sockets)
+
+
+# F_CREATED_QUERY (Linux 6.12): whether this open created the file.
+created = os.open("cq", os.O_CREAT | os.O_RDWR, 0o644)
+again = os.open("cq", os.O_CREAT | os.O_RDWR, 0o644)
+plain = os.open("cq", os.O_RDONLY)
+excl = os.open("cqx", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+opath = os.open("cq", os.O_PATH)
+tmpf = e(lambda: os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600))
+case("created query new", lambda: sc(SYS_fcntl, created, F_CREATED_QUERY, 0))
+case("created query existing O_CREAT", lambda: sc(SYS_fcntl, again, F_CREATED_QUERY, 0))
+case("created query plain", lambda: sc(SYS_fcntl, plain, F_CREATED_QUERY, 0))
+case("created query excl", lambda: sc(SYS_fcntl, excl, F_CREATED_QUERY, 0))
+case("created query O_PATH", lambda: sc(SYS_fcntl, opath, F_CREATED_QUERY, 0))
+case("created query tmpfile", lambda: sc(SYS_fcntl, tmpf, F_CREATED_QUERY, 0) if isinstance(tmpf, int) else tmpf)
+case("created query dup", lambda: sc(SYS_fcntl, os.dup(created), F_CREATED_QUERY, 0))
+forked(lambda: print("created query in child:", sc(SYS_fcntl, created, F_CREATED_QUERY, 0)))
+case("created query arg", lambda: sc(SYS_fcntl, created, F_CREATED_QUERY, 1))
+case("created query dir", lambda: sc(SYS_fcntl, dfd, F_CREATED_QUERY, 0))
+case("created query bad fd", lambda: sc(SYS_fcntl, BAD, F_CREATED_QUERY, 0))
