@@ -503,9 +503,20 @@ def run(path, *args):
 
 
 case("shebang tmpfs interp", lambda: run(d + "/script", "a", "b"))
+case("shebang nested", lambda: run(d + "/script2"))
 case("shebang relative", lambda: run("./script"))
 case("shebang interp not executable", lambda: run(d + "/noexec"))
 case("shebang interp missing", lambda: run(d + "/missing"))
+script("dirinterp", "#!%s\n" % d)
+case("shebang interp directory", lambda: run(d + "/dirinterp"))
+script("self", "#!%s/self\n" % d)
+case("shebang itself", lambda: run(d + "/self"))
+# exec_binprm's limit: five scripts in a chain run, a sixth is ELOOP.
+script("chain0", "#!%s/interp\necho chain \"$@\"\n" % d)
+for i in range(1, 7):
+    script("chain%d" % i, "#!%s/chain%d\n" % (d, i - 1))
+for i in range(4, 7):
+    case("shebang chain %d" % i, lambda: run(d + "/chain%d" % i, "x"))
 
 # AF_UNIX sockets bound by a non-root guest in a directory it may write,
 # and reached by sendmsg and sendmmsg.
