@@ -555,6 +555,44 @@ def nonroot_sockets():
 forked(nonroot_sockets)
 
 
+def sendmmsg(count=3, flags=0, names=None):
+    """sendmmsg of count datagrams to a socket bound in the tmpfs (to
+    names[i] when given, relative ones too): the count sent, each
+    msg_len, what arrived."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    if os.path.exists("mm.sock"):
+        os.unlink("mm.sock")
+    s.bind("mm.sock")
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    names = names or [d + "/mm.sock"]
+    addrs = [ctypes.create_string_buffer(struct.pack("H", socket.AF_UNIX) + n.encode() + b"\0") for n in names]
+    bufs = [ctypes.create_string_buffer(b"m%d" % i) for i in range(count)]
+    iovs = [(ctypes.c_void_p * 2)(ctypes.addressof(b), len(b.value)) for b in bufs]
+    # struct mmsghdr: msghdr (56 bytes) + unsigned int + pad.
+    hdrs = ctypes.create_string_buffer(64 * count)
+    for i in range(count):
+        a = addrs[i % len(addrs)]
+        struct.pack_into("QIxxxxQQQQixxxx", hdrs, 64 * i, ctypes.addressof(a), len(a), ctypes.addressof(iovs[i]), 1, 0, 0, 0)
+    n = sc(307, c.fileno(), hdrs, count, flags)
+    lens = [struct.unpack_from("I", hdrs, 64 * i + 56)[0] for i in range(count)]
+    s.setblocking(False)
+    got = []
+    while True:
+        try:
+            got.append(s.recv(8))
+        except BlockingIOError:
+            break
+    if count > 10:
+        return n, sum(lens), len(got), got[:2], got[-2:]
+    return n, lens, got
+
+
+case("sendmmsg to tmpfs path", sendmmsg)
+case("sendmmsg to tmpfs paths", lambda: sendmmsg(4, 0, [d + "/mm.sock", "mm.sock", "sockdir/../mm.sock"]))
+case("sendmmsg missing path second", lambda: sendmmsg(3, 0, [d + "/mm.sock", d + "/nope.sock"]))
+case("sendmmsg 100 nonblocking", lambda: sendmmsg(100, socket.MSG_DONTWAIT))
+case("sendmmsg 1024 nonblocking", lambda: sendmmsg(1024, socket.MSG_DONTWAIT))
+
 # F_CREATED_QUERY (Linux 6.12): whether this open created the file.
 created = os.open("cq", os.O_CREAT | os.O_RDWR, 0o644)
 again = os.open("cq", os.O_CREAT | os.O_RDWR, 0o644)
