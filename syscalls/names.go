@@ -2,7 +2,10 @@ package syscalls
 
 import (
 	"encoding/binary"
+	"os"
 	pathpkg "path"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -450,11 +453,36 @@ func Truncate(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if length > ino.Size() {
 		// inode_newsize_ok: growing past RLIMIT_FSIZE is EFBIG and
 		// SIGXFSZ (the sentry truncates, the guest's limit applies).
-		var lim unix.Rlimit
-		if unix.Prlimit(int(c.TG.TGID), unix.RLIMIT_FSIZE, nil, &lim) == nil && lim.Cur != unix.RLIM_INFINITY && uint64(length) > lim.Cur {
+		if lim, ok := fsizeLimit(c); ok && uint64(length) > lim {
 			unix.Tgkill(int(c.TG.TGID), int(c.TID), unix.SIGXFSZ)
 			return sentry.Err(unix.EFBIG)
 		}
 	}
 	return retErr(ino.Truncate(length, c.Creds()))
+}
+
+// fsizeLimit is the guest's RLIMIT_FSIZE soft limit; ok is false when it
+// is unlimited. prlimit needs CAP_SYS_RESOURCE for another user's process,
+// which a sentry in a container may lack: /proc/PID/limits, which anyone
+// may read, says the same.
+func fsizeLimit(c *sentry.Call) (uint64, bool) {
+	var lim unix.Rlimit
+	if err := unix.Prlimit(int(c.TG.TGID), unix.RLIMIT_FSIZE, nil, &lim); err == nil {
+		return lim.Cur, lim.Cur != unix.RLIM_INFINITY
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(c.TG.TGID)) + "/limits")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, found := strings.CutPrefix(line, "Max file size"); found {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0, false
+			}
+			v, err := strconv.ParseUint(f[0], 10, 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
 }
