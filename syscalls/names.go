@@ -269,8 +269,8 @@ func hostLookupErr(c *sentry.Call, dirfd int32, r resolved, follow bool) error {
 // hostParentErr is the error the lookup of the directory of r, a host
 // path relative to dirfd, gives the guest (filename_parentat): the
 // dirfd's, the host error the walk met, or the guest's own stat of the
-// directory (the walk of a host path need not have looked it up: only
-// the host knows whether it exists).
+// directory and search permission in it (the walk of a host path need
+// not have looked it up: only the host knows whether it exists).
 func hostParentErr(c *sentry.Call, dirfd int32, r resolved) error {
 	switch {
 	case r.badDirfd:
@@ -281,14 +281,17 @@ func hostParentErr(c *sentry.Call, dirfd int32, r resolved) error {
 		return nil
 	}
 	dir := pathpkg.Dir(r.Host)
-	var st unix.Stat_t
-	if err := (guestCaller{c}).AsCaller(func() error { return unix.Stat(dir, &st) }); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return unix.ENOTDIR
-	}
-	return nil
+	return guestCaller{c}.AsCaller(func() error {
+		var st unix.Stat_t
+		if err := unix.Stat(dir, &st); err != nil {
+			return err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return unix.ENOTDIR
+		}
+		// link_path_walk's may_lookup on the directory itself.
+		return unix.Faccessat2(unix.AT_FDCWD, dir, unix.X_OK, unix.AT_EACCESS)
+	})
 }
 
 // hostCreateErr is the error filename_create gives r, a host path the

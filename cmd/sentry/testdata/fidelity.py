@@ -339,6 +339,12 @@ host = tempfile.mkdtemp(dir="/var/tmp", prefix="fidelity-")
 try:
     mkfile("lsrc")
     open(host + "/exists", "w").close()
+    os.chmod(host, 0o755)
+    # A directory others may not search, one they may not list.
+    for sub, mode in (("closed", 0o700), ("unreadable", 0o711)):
+        os.mkdir(host + "/" + sub)
+        open(host + "/" + sub + "/exists", "w").close()
+        os.chmod(host + "/" + sub, mode)
     reg = os.open("lsrc", os.O_RDONLY)
     hostdir = os.open(host, os.O_RDONLY)
     cases = [
@@ -347,6 +353,12 @@ try:
         ("linkat to host missing parent", (-100, d + "/lsrc", -100, host + "/no/new", 0)),
         ("linkat to host existing", (-100, d + "/lsrc", -100, host + "/exists", 0)),
         ("linkat to host notdir", (-100, d + "/lsrc", -100, host + "/exists/new", 0)),
+        ("linkat to host unsearchable", (-100, d + "/lsrc", -100, host + "/closed/exists", 0)),
+        ("linkat to host unsearchable missing", (-100, d + "/lsrc", -100, host + "/closed/new", 0)),
+        ("linkat to host unreadable", (-100, d + "/lsrc", -100, host + "/unreadable/exists", 0)),
+        # root's home: others may not search it (as nobody, EACCES).
+        ("linkat to /root missing", (-100, d + "/lsrc", -100, "/root/.fidelity-nope", 0)),
+        ("linkat to /root existing", (-100, d + "/lsrc", -100, "/root/.profile", 0)),
         ("linkat to bad dirfd", (-100, d + "/lsrc", BAD, "new", 0)),
         ("linkat to file dirfd", (-100, d + "/lsrc", reg, "new", 0)),
         ("linkat to file dirfd abs", (-100, d + "/lsrc", reg, d + "/new2", 0)),
@@ -374,6 +386,10 @@ try:
         ("rename to host existing", (-100, d + "/lsrc", -100, host + "/exists")),
         ("rename to host missing parent", (-100, d + "/lsrc", -100, host + "/no/new")),
         ("rename to host notdir", (-100, d + "/lsrc", -100, host + "/exists/new")),
+        ("rename to host unsearchable", (-100, d + "/lsrc", -100, host + "/closed/exists")),
+        ("rename from host unsearchable", (-100, host + "/closed/exists", -100, d + "/new")),
+        ("rename to /root", (-100, d + "/lsrc", -100, "/root/.fidelity-nope")),
+        ("rename from /root", (-100, "/root/.profile", -100, d + "/new")),
         ("rename to bad dirfd", (-100, d + "/lsrc", BAD, "new")),
         ("rename to file dirfd", (-100, d + "/lsrc", reg, "new")),
         ("rename missing to host", (-100, d + "/nope", -100, host + "/new")),
@@ -384,6 +400,7 @@ try:
     ]:
         case(name, lambda: sc(264, od, op.encode(), nd, np.encode()))
     case("host dir after linkat", lambda: sorted(os.listdir(host)))
+    case("host dirs after linkat", lambda: [sorted(e(lambda: os.listdir(host + "/" + sub))) for sub in ("closed", "unreadable")])
 finally:
     shutil.rmtree(host)
 
