@@ -257,6 +257,11 @@ func linkat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAddr
 	if n.Dentry != nil || n.Parent == nil {
 		return sentry.Err(unix.EEXIST)
 	}
+	if n.TrailingSlash {
+		// filename_create: a missing name with a trailing slash asks
+		// for a directory, which a link never makes.
+		return sentry.Err(unix.ENOENT)
+	}
 	if o.host || o.Mount != n.Mount {
 		return sentry.Err(unix.EXDEV)
 	}

@@ -346,6 +346,10 @@ try:
         open(host + "/" + sub + "/exists", "w").close()
         os.chmod(host + "/" + sub, mode)
     reg = os.open("lsrc", os.O_RDONLY)
+    os.mkdir("ldir")
+    os.symlink("loop", host + "/loop")
+    os.symlink("exists", host + "/tofile")
+    hostfile = os.open(host + "/exists", os.O_RDONLY)
     hostdir = os.open(host, os.O_RDONLY)
     cases = [
         ("linkat to host", (-100, d + "/lsrc", -100, host + "/new", 0)),
@@ -375,6 +379,21 @@ try:
         ("linkat empty path", (-100, "", -100, host + "/new", 0)),
         ("linkat empty path AT_EMPTY_PATH", (reg, "", -100, host + "/new", 0x1000)),
         ("linkat empty path AT_EMPTY_PATH same fs", (reg, "", -100, d + "/viaempty", 0x1000)),
+        ("linkat from host fd AT_EMPTY_PATH", (hostfile, "", -100, d + "/x", 0x1000)),
+        ("linkat from bad fd AT_EMPTY_PATH", (BAD, "", -100, d + "/x", 0x1000)),
+        ("linkat from host loop follow", (-100, host + "/loop", -100, d + "/x", 0x400)),
+        ("linkat from host loop nofollow", (-100, host + "/loop", -100, d + "/x", 0)),
+        ("linkat from host symlink follow", (-100, host + "/tofile", -100, d + "/x", 0x400)),
+        ("linkat from host loop to missing", (-100, host + "/loop", -100, d + "/no/x", 0x400)),
+        ("linkat from host missing to existing", (-100, host + "/nope", -100, d + "/lsrc", 0)),
+        ("linkat from host to existing", (-100, host + "/exists", -100, d + "/lsrc", 0)),
+        ("linkat from host to trailing slash", (-100, host + "/exists", -100, d + "/x/", 0)),
+        ("linkat to host trailing slash", (-100, d + "/lsrc", -100, host + "/x/", 0)),
+        ("linkat to host existing trailing slash", (-100, d + "/lsrc", -100, host + "/exists/", 0)),
+        ("linkat trailing slash", (-100, d + "/lsrc", -100, d + "/y/", 0)),
+        ("linkat existing trailing slash", (-100, d + "/lsrc", -100, d + "/lsrc/", 0)),
+        ("linkat existing dir trailing slash", (-100, d + "/lsrc", -100, d + "/ldir/", 0)),
+        ("linkat to host dot", (-100, d + "/lsrc", -100, host + "/.", 0)),
         ("linkat ok", (-100, d + "/lsrc", -100, d + "/lnew", 0)),
     ]
     for name, (od, op, nd, np, fl) in cases:
@@ -399,6 +418,11 @@ try:
         ("rename from host to missing parent", (-100, host + "/exists", -100, d + "/no/new")),
     ]:
         case(name, lambda: sc(264, od, op.encode(), nd, np.encode()))
+    # The same rule (filename_create) for the other calls that make names.
+    case("mknod fifo trailing slash", lambda: e(lambda: os.mknod("n1/", 0o644 | 0o10000)))
+    case("mknod file trailing slash", lambda: e(lambda: os.mknod("n2/", 0o644 | 0o100000)))
+    case("symlink trailing slash", lambda: e(lambda: os.symlink("lsrc", "n3/")))
+    case("names after trailing slashes", lambda: sorted(n for n in os.listdir(".") if n[0] in "nly"))
     case("host dir after linkat", lambda: sorted(os.listdir(host)))
     case("host dirs after linkat", lambda: [sorted(e(lambda: os.listdir(host + "/" + sub))) for sub in ("closed", "unreadable")])
 finally:
