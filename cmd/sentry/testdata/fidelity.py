@@ -281,6 +281,32 @@ def getlk_child():
 
 
 forked(getlk_child)
+# A second owner's lock at a lower offset, taken after the first owner's:
+# F_GETLK reports the first conflicting lock in the inode's list.
+held_r, held_w = os.pipe()
+go_r, go_w = os.pipe()
+holder = os.fork()
+if holder == 0:
+    g = os.open("lk", os.O_RDWR)
+    setlk(g, fcntl_mod.F_WRLCK, 5, 3)
+    os.write(held_w, b"1")
+    os.read(go_r, 1)
+    os._exit(0)
+os.read(held_r, 1)
+
+
+def getlk_two_owners():
+    g = os.open("lk", os.O_RDWR)
+    pids = {os.getppid(): "parent", holder: "holder"}
+    for name, args in (("wr whole", (fcntl_mod.F_WRLCK, 0, 0)), ("rd whole", (fcntl_mod.F_RDLCK, 0, 0)),
+                       ("wr from 10", (fcntl_mod.F_WRLCK, 10, 0)), ("wr 0-6", (fcntl_mod.F_WRLCK, 0, 6))):
+        t, _, st, ln, pid = struct.unpack(LK, fcntl_mod.fcntl(g, fcntl_mod.F_GETLK, struct.pack(LK, args[0], 0, args[1], args[2], 0)))
+        print("getlk two owners %s:" % name, t, st, ln, pids.get(pid, "other"))
+
+
+forked(getlk_two_owners)
+os.write(go_w, b"1")
+os.waitpid(holder, 0)
 setlk(lk, fcntl_mod.F_UNLCK, 0, 0)
 
 
