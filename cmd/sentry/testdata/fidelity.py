@@ -281,18 +281,27 @@ def getlk_child():
 
 
 forked(getlk_child)
+
+
+def lock_in_child(start, ln, then):
+    """Forks a child that write-locks [start, start+ln) of lk and then
+    runs then(its descriptor); returns its pid once it holds the lock."""
+    held_r, held_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        g = os.open("lk", os.O_RDWR)
+        setlk(g, fcntl_mod.F_WRLCK, start, ln)
+        os.write(held_w, b"1")
+        then(g)
+        os._exit(0)
+    os.read(held_r, 1)
+    return pid
+
+
 # A second owner's lock at a lower offset, taken after the first owner's:
 # F_GETLK reports the first conflicting lock in the inode's list.
-held_r, held_w = os.pipe()
 go_r, go_w = os.pipe()
-holder = os.fork()
-if holder == 0:
-    g = os.open("lk", os.O_RDWR)
-    setlk(g, fcntl_mod.F_WRLCK, 5, 3)
-    os.write(held_w, b"1")
-    os.read(go_r, 1)
-    os._exit(0)
-os.read(held_r, 1)
+holder = lock_in_child(5, 3, lambda g: os.read(go_r, 1))
 
 
 def getlk_two_owners():
@@ -325,17 +334,8 @@ def blocked_in_fcntl(pid):
 
 def deadlock():
     setlk(lk, fcntl_mod.F_WRLCK, 0, 1)
-    ready_r, ready_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        g = os.open("lk", os.O_RDWR)
-        setlk(g, fcntl_mod.F_WRLCK, 1, 1)
-        os.write(ready_w, b"1")
-        # Waits for the parent's lock on byte 0.
-        res = setlk(g, fcntl_mod.F_WRLCK, 0, 1, fcntl_mod.F_SETLKW)
-        print("deadlock child waited:", res)
-        os._exit(0)
-    os.read(ready_r, 1)
+    # The child waits for the parent's lock on byte 0.
+    pid = lock_in_child(1, 1, lambda g: print("deadlock child waited:", setlk(g, fcntl_mod.F_WRLCK, 0, 1, fcntl_mod.F_SETLKW)))
     deadline = time.monotonic() + 20
     while not blocked_in_fcntl(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
