@@ -28,7 +28,14 @@ func setAttrAt(c *sentry.Call, dirfd int32, pathAddr uintptr, follow, emptyOK bo
 	return setAttr(c, d.Inode(), a)
 }
 
+// setAttr is notify_change: a symlink's mode cannot change (EOPNOTSUPP,
+// whichever way the symlink was reached: fchmodat2's AT_SYMLINK_NOFOLLOW,
+// AT_EMPTY_PATH of an O_PATH descriptor, or /proc/self/fd/N of one, which
+// leads to the symlink itself).
 func setAttr(c *sentry.Call, ino vfs.Inode, a *vfs.Attr) sentry.Result {
+	if a.Mask&vfs.AttrMode != 0 && ino.Mode()&unix.S_IFMT == unix.S_IFLNK {
+		return sentry.Err(unix.EOPNOTSUPP)
+	}
 	s, ok := ino.(vfs.AttrSetter)
 	if !ok {
 		return sentry.Err(unix.EPERM)
@@ -67,8 +74,8 @@ func Fchmodat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 }
 
 // Fchmodat2 is fchmodat2(dirfd, path, mode, flags): AT_SYMLINK_NOFOLLOW
-// on a symlink is EOPNOTSUPP (symlink modes cannot change), AT_EMPTY_PATH
-// names dirfd.
+// on a symlink is EOPNOTSUPP (setAttr: symlink modes cannot change),
+// AT_EMPTY_PATH names dirfd.
 func Fchmodat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[3])
 	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
@@ -87,9 +94,6 @@ func Fchmodat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	}
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
-	}
-	if r.Dentry.Inode().Mode()&unix.S_IFMT == unix.S_IFLNK {
-		return sentry.Err(unix.EOPNOTSUPP)
 	}
 	return setAttr(c, r.Dentry.Inode(), modeAttr(args[2]))
 }

@@ -82,6 +82,20 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 		return sentry.Observe(c, unix.SYS_FCNTL, args, &dupExit{oldfd: fd, cloexec: cmd == unix.F_DUPFD_CLOEXEC}, true)
 	case unix.F_SETFD:
 		return sentry.Observe(c, unix.SYS_FCNTL, args, &setfdExit{fd: fd, cloexec: arg&unix.FD_CLOEXEC != 0}, true)
+	case unix.F_CREATED_QUERY:
+		// f_mode's FMODE_CREATED is the guest's open's, not that of the
+		// sentry's open of the backing (the placeholder). Linux ignores
+		// arg and allows O_PATH descriptions.
+		f := fdt.Get(fd)
+		if f == nil {
+			// Closed by another thread since: the host's EBADF.
+			return sentry.Pass()
+		}
+		defer f.DecRef()
+		if f.Created {
+			return sentry.Ret(1)
+		}
+		return sentry.Ret(0)
 	case unix.F_GETFL, unix.F_SETFL:
 		// An O_PATH description's placeholder is not an O_PATH file
 		// (fs/tmpfs/storage.go, openAnon): the sentry answers for it,

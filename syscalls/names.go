@@ -2,6 +2,10 @@ package syscalls
 
 import (
 	"encoding/binary"
+	"os"
+	pathpkg "path"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -215,10 +219,14 @@ func Linkat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	return linkat(c, int32(args[0]), args[1], int32(args[2]), args[3], flags)
 }
 
-// linkat is do_linkat: EXDEV across mounts (the host included), EPERM for
-// directories.
+// linkat is do_linkat: the old name is looked up first, then the new
+// one is made ready (filename_create: EEXIST for an existing name), and
+// only then is a link across mounts (the host included) EXDEV; EPERM for
+// directories. When one name is the host's, the sentry finds the host's
+// errors for it (hostLookupErr, hostCreateErr) to give them in that order.
 func linkat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAddr uintptr, flags uint32) sentry.Result {
-	o, err := resolveAt(c, olddir, oldAddr, flags&unix.AT_SYMLINK_FOLLOW != 0, flags&unix.AT_EMPTY_PATH != 0)
+	follow := flags&unix.AT_SYMLINK_FOLLOW != 0
+	o, err := resolveAt(c, olddir, oldAddr, follow, flags&unix.AT_EMPTY_PATH != 0)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -226,30 +234,132 @@ func linkat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAddr
 		defer o.file.DecRef()
 		o.Dentry = o.file.Dentry
 	}
-	n, err := resolveAt(c, newdir, newAddr, false, false)
-	if err != nil {
-		return sentry.ErrOf(err)
-	}
-	if o.host && n.host {
+	n, nerr := resolveAt(c, newdir, newAddr, false, false)
+	if o.host && n.host && nerr == nil {
 		return sentry.Pass()
 	}
-	if o.host != n.host || o.Mount != n.Mount {
-		if !o.host && o.Dentry == nil {
-			return sentry.Err(unix.ENOENT)
+	if o.host {
+		if err := hostLookupErr(c, olddir, o, follow); err != nil {
+			return sentry.ErrOf(err)
+		}
+	} else if o.Dentry == nil {
+		return sentry.Err(unix.ENOENT)
+	}
+	if nerr != nil {
+		return sentry.ErrOf(nerr)
+	}
+	if n.host {
+		if err := hostCreateErr(c, newdir, n); err != nil {
+			return sentry.ErrOf(err)
 		}
 		return sentry.Err(unix.EXDEV)
 	}
-	if o.Dentry == nil {
-		return sentry.Err(unix.ENOENT)
-	}
 	if n.Dentry != nil || n.Parent == nil {
 		return sentry.Err(unix.EEXIST)
+	}
+	if n.TrailingSlash {
+		// filename_create: a missing name with a trailing slash asks
+		// for a directory, which a link never makes.
+		return sentry.Err(unix.ENOENT)
+	}
+	if o.host || o.Mount != n.Mount {
+		return sentry.Err(unix.EXDEV)
 	}
 	if o.Dentry.Inode().Mode()&unix.S_IFMT == unix.S_IFDIR {
 		return sentry.Err(unix.EPERM)
 	}
 	_, err = n.Parent.Link(n.Name, o.Dentry, c.Creds())
 	return retErr(err)
+}
+
+// hostLookupErr is the error the host kernel's lookup of r, a host path
+// the guest named relative to dirfd, gives the guest (filename_lookup),
+// when the sentry must report it before an error of its own: the host
+// error the walk met, the dirfd's, or the guest's own stat of the path.
+func hostLookupErr(c *sentry.Call, dirfd int32, r resolved, follow bool) error {
+	switch {
+	case r.badDirfd:
+		return hostDirfdErr(c, dirfd)
+	case r.hostErr != nil:
+		return r.hostErr
+	case r.pathLen == 0:
+		// AT_EMPTY_PATH of one of the guest's host descriptors.
+		if err := hostDirfdErr(c, dirfd); err == unix.EBADF {
+			return err
+		}
+		return nil
+	}
+	p := r.Host
+	if r.TrailingSlash && p != "/" {
+		p += "/"
+	}
+	fl := 0
+	if !follow {
+		fl = unix.AT_SYMLINK_NOFOLLOW
+	}
+	return guestCaller{c}.AsCaller(func() error {
+		var st unix.Stat_t
+		return unix.Fstatat(unix.AT_FDCWD, p, &st, fl)
+	})
+}
+
+// hostParentErr is the error the lookup of the directory of r, a host
+// path relative to dirfd, gives the guest (filename_parentat): the
+// dirfd's, the host error the walk met, or the guest's own stat of the
+// directory and search permission in it (the walk of a host path need
+// not have looked it up: only the host knows whether it exists).
+func hostParentErr(c *sentry.Call, dirfd int32, r resolved) error {
+	switch {
+	case r.badDirfd:
+		return hostDirfdErr(c, dirfd)
+	case r.hostErr != nil:
+		return r.hostErr
+	case r.Host == "" || r.Host == "/":
+		return nil
+	}
+	dir := pathpkg.Dir(r.Host)
+	return guestCaller{c}.AsCaller(func() error {
+		var st unix.Stat_t
+		if err := unix.Stat(dir, &st); err != nil {
+			return err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return unix.ENOTDIR
+		}
+		// link_path_walk's may_lookup on the directory itself.
+		return unix.Faccessat2(unix.AT_FDCWD, dir, unix.X_OK, unix.AT_EACCESS)
+	})
+}
+
+// hostCreateErr is the error filename_create gives r, a host path the
+// guest named for a new file relative to dirfd, before a link to it from
+// another mount fails with EXDEV: the lookup of its directory (the walk
+// made it as the guest), EEXIST for a name that exists or ends in "." or
+// "..", ENOENT for a missing one with a trailing slash, EROFS. The last
+// component is looked up without a permission check, as
+// lookup_one_qstr_excl does.
+func hostCreateErr(c *sentry.Call, dirfd int32, r resolved) error {
+	if err := hostParentErr(c, dirfd, r); err != nil {
+		return err
+	}
+	switch {
+	case r.Name == "." || r.Name == ".." || r.Host == "/":
+		return unix.EEXIST
+	}
+	var st unix.Stat_t
+	switch err := unix.Lstat(r.Host, &st); {
+	case err == nil:
+		return unix.EEXIST
+	case err != unix.ENOENT:
+		return err
+	case r.TrailingSlash:
+		return unix.ENOENT
+	}
+	var fs unix.Statfs_t
+	if unix.Statfs(pathpkg.Dir(r.Host), &fs) == nil && fs.Flags&unix.ST_RDONLY != 0 {
+		return unix.EROFS
+	}
+	return nil
 }
 
 // Rename is rename(old, new).
@@ -279,12 +389,24 @@ func renameat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAd
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	n, err := resolveAt(c, newdir, newAddr, false, false)
-	if err != nil {
-		return sentry.ErrOf(err)
-	}
-	if o.host && n.host {
+	n, nerr := resolveAt(c, newdir, newAddr, false, false)
+	if o.host && n.host && nerr == nil {
 		return sentry.Pass()
+	}
+	// Both directories are looked up before the mounts are compared
+	// (filename_parentat twice, then EXDEV).
+	if o.host {
+		if err := hostParentErr(c, olddir, o); err != nil {
+			return sentry.ErrOf(err)
+		}
+	}
+	if nerr != nil {
+		return sentry.ErrOf(nerr)
+	}
+	if n.host {
+		if err := hostParentErr(c, newdir, n); err != nil {
+			return sentry.ErrOf(err)
+		}
 	}
 	if o.host != n.host || o.Mount != n.Mount {
 		return sentry.Err(unix.EXDEV)
@@ -371,11 +493,36 @@ func Truncate(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if length > ino.Size() {
 		// inode_newsize_ok: growing past RLIMIT_FSIZE is EFBIG and
 		// SIGXFSZ (the sentry truncates, the guest's limit applies).
-		var lim unix.Rlimit
-		if unix.Prlimit(int(c.TG.TGID), unix.RLIMIT_FSIZE, nil, &lim) == nil && lim.Cur != unix.RLIM_INFINITY && uint64(length) > lim.Cur {
+		if lim, ok := fsizeLimit(c); ok && uint64(length) > lim {
 			unix.Tgkill(int(c.TG.TGID), int(c.TID), unix.SIGXFSZ)
 			return sentry.Err(unix.EFBIG)
 		}
 	}
 	return retErr(ino.Truncate(length, c.Creds()))
+}
+
+// fsizeLimit is the guest's RLIMIT_FSIZE soft limit; ok is false when it
+// is unlimited. prlimit needs CAP_SYS_RESOURCE for another user's process,
+// which a sentry in a container may lack: /proc/PID/limits, which anyone
+// may read, says the same.
+func fsizeLimit(c *sentry.Call) (uint64, bool) {
+	var lim unix.Rlimit
+	if err := unix.Prlimit(int(c.TG.TGID), unix.RLIMIT_FSIZE, nil, &lim); err == nil {
+		return lim.Cur, lim.Cur != unix.RLIM_INFINITY
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(c.TG.TGID)) + "/limits")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, found := strings.CutPrefix(line, "Max file size"); found {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0, false
+			}
+			v, err := strconv.ParseUint(f[0], 10, 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
 }

@@ -229,12 +229,14 @@ func openExisting(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, trai
 // installOpen gives the guest a descriptor of d for an open with flags:
 // the file's placeholder (Inode.OpenHost: for a regular file its data
 // itself) installed at the lowest free number, the description in the
-// task's table. undo, if set, runs when no number is free.
+// task's table. undo, set exactly when this open created d, runs when no
+// number is free.
 func installOpen(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, undo func()) sentry.Result {
 	// The description first: its reference keeps an O_TMPFILE inode
 	// (no name) until it goes with the description on failure.
 	f := vfs.NewFileDescription(m, d, fileFlags(flags))
 	defer f.DecRef()
+	f.Created = undo != nil
 	hfd, err := d.Inode().OpenHost(flags)
 	if err != nil {
 		if undo != nil {

@@ -25,6 +25,13 @@ type resolved struct {
 	// hostPath is set when the host must use this path instead of the
 	// guest's (the walk went through a sentry mount back to the host).
 	hostPath string
+	// hostErr is the error the host kernel gives the guest's own path
+	// when a host lookup failed before the walk reached its end; a call
+	// whose other path is the sentry's reports it in Linux's order.
+	hostErr error
+	// badDirfd is set when the path is relative to a descriptor that is
+	// no host directory with a path (hostDirfdErr tells which error).
+	badDirfd bool
 }
 
 // resolveAt resolves (dirfd, path) as Linux's *at calls do: the path is
@@ -66,6 +73,7 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 					// Not a directory with a path (a pipe, a bad
 					// descriptor): the host reports its error.
 					r.host = true
+					r.badDirfd = true
 					return r, nil
 				}
 				// A host fd is a host directory, even where a sentry
@@ -83,6 +91,7 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 			// Nothing of the sentry's on the way: the host kernel
 			// finds the same error in the guest's own path.
 			r.host = true
+			r.hostErr = err
 			return r, nil
 		}
 		return r, err
@@ -146,6 +155,17 @@ func hostFDPath(c *sentry.Call, fd int32) (string, bool) {
 		return "", false
 	}
 	return string(buf[:n]), true
+}
+
+// hostDirfdErr is the error path_init gives a relative path from dirfd,
+// one of the guest's descriptors that is no host directory with a path:
+// EBADF when there is no such descriptor, else ENOTDIR.
+func hostDirfdErr(c *sentry.Call, fd int32) error {
+	var st unix.Stat_t
+	if fd < 0 || unix.Lstat("/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)), &st) != nil {
+		return unix.EBADF
+	}
+	return unix.ENOTDIR
 }
 
 // statBytes views a stat buffer as the bytes the guest receives.

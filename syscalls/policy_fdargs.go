@@ -239,7 +239,8 @@ func Sendmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if c.CopyIn(args[1], h[:]) != nil {
 		return sentry.Err(unix.EFAULT)
 	}
-	res, changed, ok := checkMsghdr(c, h[:])
+	var names sockNames
+	res, changed, ok := checkMsghdr(c, h[:], &names)
 	if !ok || !changed {
 		return res
 	}
@@ -253,57 +254,77 @@ func Sendmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 }
 
 // Sendmmsg is sendmmsg(fd, msgvec, vlen, flags): each message as sendmsg.
-// Linux sends the messages in order and returns how many went; the host
-// gets the messages before the first one the sentry must refuse or
-// redirect (a shorter vlen), and that one alone, redirected, is sent as
-// sendmsg when it comes first.
+// Linux sends the messages in order and returns how many went. When a
+// message names a socket of the sentry's, the host gets a copy of the
+// vector below the guest's stack with the host paths the sentry resolved
+// (one copy of each path), and the msg_len of each message sent is copied
+// back to the guest's (sendmmsgExit). A message the sentry must refuse,
+// or cannot read, ends the vector: the host sends those before it, and
+// it alone fails.
 func Sendmmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	vlen := min(uint32(args[2]), uioMaxIOV)
-	for i := uint32(0); i < vlen; i++ {
-		var h [mmsghdrSize]byte
-		entry := args[1] + uintptr(i)*mmsghdrSize
-		if c.CopyIn(entry, h[:]) != nil {
-			if i == 0 {
-				return sentry.Err(unix.EFAULT)
-			}
-			return sendFirst(c, args, i)
+	vec := c.IOBuf(int(vlen) * mmsghdrSize)
+	var names sockNames
+	var res sentry.Result
+	n, changed := uint32(0), false
+	for ; n < vlen; n++ {
+		h := vec[n*mmsghdrSize : (n+1)*mmsghdrSize]
+		if c.CopyIn(args[1]+uintptr(n)*mmsghdrSize, h) != nil {
+			res = sentry.Err(unix.EFAULT)
+			break
 		}
-		res, changed, ok := checkMsghdr(c, h[:msghdrSize])
-		switch {
-		case ok && !changed:
-			continue
-		case i > 0:
-			return sendFirst(c, args, i)
-		case !ok:
-			return res
+		r, ch, ok := checkMsghdr(c, h[:msghdrSize], &names)
+		if !ok {
+			res = r
+			break
 		}
-		addr, err := c.StackBuffer(msghdrSize, h[:msghdrSize])
-		if err != nil {
+		changed = changed || ch
+	}
+	switch {
+	case n == 0 && vlen > 0:
+		return res
+	case !changed && n == vlen:
+		return sentry.Pass()
+	case !changed:
+		return sendFirst(c, args, n)
+	}
+	// The copy of the vector; a stack without room for all of it sends
+	// fewer, as a nonblocking sendmmsg may.
+	var addr uintptr
+	for {
+		var err error
+		if addr, err = c.StackBuffer(int(n)*mmsghdrSize, vec[:n*mmsghdrSize]); err == nil {
+			break
+		}
+		if n == 1 {
 			return sentry.ErrOf(err)
 		}
-		na := platform.SyscallArgs{args[0], addr, args[3]}
-		return sentry.RewriteTo(c, unix.SYS_SENDMSG, na, &sendmmsgFirstExit{entry: entry})
+		n /= 2
 	}
-	return sentry.Pass()
+	na := platform.SyscallArgs{args[0], addr, uintptr(n), args[3]}
+	return sentry.RewriteTo(c, unix.SYS_SENDMMSG, na, &sendmmsgExit{entry: args[1], copy: addr})
 }
 
-// sendmmsgFirstExit makes the sendmsg a sendmmsg's first message was sent
-// by that sendmmsg's answer: one message sent, its msg_len set.
-type sendmmsgFirstExit struct {
-	// entry is the guest's struct mmsghdr.
-	entry uintptr
+// sendmmsgExit copies the msg_len the host set in the sentry's copy of a
+// sendmmsg's vector to the guest's, for each message sent.
+type sendmmsgExit struct {
+	// entry is the guest's vector, copy the sentry's.
+	entry, copy uintptr
 }
 
-func (s *sendmmsgFirstExit) Exit(c *sentry.Call, ret int64) int64 {
-	if ret < 0 {
-		return ret
-	}
+func (s *sendmmsgExit) Exit(c *sentry.Call, ret int64) int64 {
 	var n [4]byte
-	binary.LittleEndian.PutUint32(n[:], uint32(ret))
-	if c.CopyOut(s.entry+msghdrSize, n[:]) != nil {
-		return -int64(unix.EFAULT)
+	for i := uintptr(0); i < uintptr(max(ret, 0)); i++ {
+		off := i*mmsghdrSize + msghdrSize
+		if c.CopyIn(s.copy+off, n[:]) != nil || c.CopyOut(s.entry+off, n[:]) != nil {
+			// put_user of msg_len failed: Linux stops there.
+			if i == 0 {
+				return -int64(unix.EFAULT)
+			}
+			return int64(i)
+		}
 	}
-	return 1
+	return ret
 }
 
 // sendFirst lets the host send only the first n messages of a sendmmsg.
@@ -313,11 +334,21 @@ func sendFirst(c *sentry.Call, args *platform.SyscallArgs, n uint32) sentry.Resu
 	return sentry.Observe(c, unix.SYS_SENDMMSG, &na, sentry.Identity{}, false)
 }
 
+// sockNames is the socket addresses the sentry wrote below the guest's
+// stack for one call, so that messages of a sendmmsg to the same socket
+// share one.
+type sockNames struct {
+	host string
+	addr uintptr
+	n    int
+}
+
 // checkMsghdr checks one struct msghdr h (the guest's copy): ok false
 // with res the answer when the message must fail, changed when h now
 // names a host socket path the sentry resolved (written below the
-// guest's stack) and must be sent from a copy.
-func checkMsghdr(c *sentry.Call, h []byte) (res sentry.Result, changed, ok bool) {
+// guest's stack, or the one names holds when it is the same) and must be
+// sent from a copy.
+func checkMsghdr(c *sentry.Call, h []byte, names *sockNames) (res sentry.Result, changed, ok bool) {
 	name, namelen := uintptr(binary.LittleEndian.Uint64(h[0:])), uintptr(binary.LittleEndian.Uint32(h[8:]))
 	ctl, ctllen := uintptr(binary.LittleEndian.Uint64(h[32:])), uintptr(binary.LittleEndian.Uint64(h[40:]))
 	if ctl != 0 && ctllen > 0 {
@@ -342,13 +373,16 @@ func checkMsghdr(c *sentry.Call, h []byte) (res sentry.Result, changed, ok bool)
 	if len(host) >= sockaddrUnSize-2 {
 		return sentry.Err(unix.ENAMETOOLONG), false, false
 	}
-	b, n := sockaddrUn(host)
-	addr, err := c.StackBuffer(n, b[:n])
-	if err != nil {
-		return sentry.ErrOf(err), false, false
+	if names.addr == 0 || names.host != host {
+		b, n := sockaddrUn(host)
+		addr, err := c.StackBuffer(n, b[:n])
+		if err != nil {
+			return sentry.ErrOf(err), false, false
+		}
+		*names = sockNames{host: host, addr: addr, n: n}
 	}
-	binary.LittleEndian.PutUint64(h[0:], uint64(addr))
-	binary.LittleEndian.PutUint32(h[8:], uint32(n))
+	binary.LittleEndian.PutUint64(h[0:], uint64(names.addr))
+	binary.LittleEndian.PutUint32(h[8:], uint32(names.n))
 	return res, true, true
 }
 

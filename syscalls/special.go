@@ -45,6 +45,10 @@ func mknodat(c *sentry.Call, dirfd int32, pathAddr uintptr, mode, dev uint32) se
 	if r.Dentry != nil || r.Parent == nil {
 		return sentry.Err(unix.EEXIST)
 	}
+	if r.TrailingSlash {
+		// filename_create: a trailing slash asks for a directory.
+		return sentry.Err(unix.ENOENT)
+	}
 	perm := mode & 07777 &^ c.FSContext().Umask()
 	if typ == 0 || typ == unix.S_IFREG {
 		_, err = r.Parent.Create(r.Name, perm, c.Creds())

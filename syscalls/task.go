@@ -193,17 +193,12 @@ func parseShebang(head []byte) (interp, arg string, ok bool) {
 // envp), where filename is the path the guest exec'd (bprm->filename:
 // /dev/fd/N/path for execveat relative to a directory fd). An interpreter
 // that is a file of the sentry's runs from its backing (execBacking), with
-// that argv; one that is neither (missing, a directory) fails as
-// open_exec would.
+// that argv; one that is itself a script of the sentry's is started the
+// same way in turn (exec_binprm's loop: its path, as the script names it,
+// goes in front of the arguments, and a sixth script is ELOOP), since the
+// host would look its interpreter up outside the sentry; one that is
+// neither (missing, a directory) fails as open_exec would.
 func execScript(c *sentry.Call, dirfd int32, pathAddr, argv, envp uintptr, flags uint32, head []byte) sentry.Result {
-	interp, arg, ok := parseShebang(head)
-	if !ok {
-		return sentry.Err(unix.ENOEXEC)
-	}
-	ir, err := resolveString(c, interp, true)
-	if err != nil {
-		return sentry.ErrOf(err)
-	}
 	p, err := c.ReadPath(pathAddr)
 	if err != nil {
 		return sentry.ErrOf(err)
@@ -241,11 +236,48 @@ func execScript(c *sentry.Call, dirfd int32, pathAddr, argv, envp uintptr, flags
 	if binary.LittleEndian.Uint64(ptr[:]) == 0 {
 		rest = nil
 	}
-	strs := []string{interp}
-	if arg != "" {
-		strs = append(strs, arg)
+	// strs are the new argv's first strings: each script level puts its
+	// interpreter and argument in front (remove_arg_zero, then
+	// bprm->interp, i_arg, i_name).
+	strs := []string{filename}
+	var ir resolved
+	for depth := 1; ; depth++ {
+		if depth > maxScriptDepth {
+			return sentry.Err(unix.ELOOP)
+		}
+		interp, arg, ok := parseShebang(head)
+		if !ok {
+			return sentry.Err(unix.ENOEXEC)
+		}
+		if ir, err = resolveString(c, interp, true); err != nil {
+			return sentry.ErrOf(err)
+		}
+		if arg != "" {
+			strs = append([]string{interp, arg}, strs...)
+		} else {
+			strs = append([]string{interp}, strs...)
+		}
+		if ir.host {
+			break
+		}
+		d := ir.Dentry
+		if d == nil {
+			return sentry.Err(unix.ENOENT)
+		}
+		if d.Inode().Mode()&unix.S_IFMT != unix.S_IFREG {
+			// open_exec: a directory or special file.
+			return sentry.Err(unix.EACCES)
+		}
+		if err := d.Inode().CheckPermission(c.Creds(), vfs.MayExec); err != nil {
+			return sentry.ErrOf(err)
+		}
+		var buf [binprmBufSize]byte
+		n, _ := d.Inode().ReadAt(buf[:], 0)
+		if n < 2 || buf[0] != '#' || buf[1] != '!' {
+			break
+		}
+		head = buf[:n]
 	}
-	strs = append(strs, filename)
 	var newArgv []uintptr
 	for _, str := range strs {
 		a, err := c.WriteStackString(str)
@@ -274,22 +306,12 @@ func execScript(c *sentry.Call, dirfd int32, pathAddr, argv, envp uintptr, flags
 		}
 		return sentry.RewriteTo(c, unix.SYS_EXECVE, platform.SyscallArgs{path, argvAddr, envp}, sentry.Identity{})
 	}
-	d := ir.Dentry
-	if d == nil {
-		return sentry.Err(unix.ENOENT)
-	}
-	switch d.Inode().Mode() & unix.S_IFMT {
-	case unix.S_IFREG:
-	case unix.S_IFDIR:
-		return sentry.Err(unix.EACCES)
-	default:
-		return sentry.Err(unix.EACCES)
-	}
-	if err := d.Inode().CheckPermission(c.Creds(), vfs.MayExec); err != nil {
-		return sentry.ErrOf(err)
-	}
-	return execBacking(c, ir.Mount, d, argvAddr, envp)
+	return execBacking(c, ir.Mount, ir.Dentry, argvAddr, envp)
 }
+
+// maxScriptDepth is how many "#!" scripts one exec may go through:
+// exec_binprm gives up (ELOOP) after five rewrites.
+const maxScriptDepth = 5
 
 // Clone records the flags for the clone event that names the child: they
 // decide whether the child shares the parent's descriptor table and fs

@@ -25,13 +25,19 @@ func testdataPath(t *testing.T, name string) string {
 // a fresh /dev/shm directory and in the sandbox on /tmp, and compares.
 func sameOnBothTmpfs(t *testing.T, script string) string {
 	t.Helper()
+	return sameOnBothTmpfsWith(t, nil, script)
+}
+
+// sameOnBothTmpfsWith is sameOnBothTmpfs with the sandbox run with flags.
+func sameOnBothTmpfsWith(t *testing.T, flags []string, script string) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("/dev/shm", "sentry-prog-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
 	native := runCmd(t, "", "sh", "-c", script, "sh", dir)
-	sb := sandboxed(t, nil, "sh", "-c", script, "sh", "/tmp")
+	sb := sandboxed(t, flags, "sh", "-c", script, "sh", "/tmp")
 	if native.code != 0 || native != sb {
 		t.Fatalf("native and sandbox differ\nnative:  %+v\nsandbox: %+v", native, sb)
 	}

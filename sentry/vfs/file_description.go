@@ -23,6 +23,10 @@ type FileDescription struct {
 	// to, so its offset is theirs (a directory's getdents position) and
 	// fstat of it is cheap. -1 if none; closed with the last reference.
 	HostFD int
+	// Created is set when the open that made the description created
+	// the file (Linux's FMODE_CREATED, which F_CREATED_QUERY reports):
+	// the placeholder is an open of a backing that existed before.
+	Created bool
 
 	// mu guards offset (f_pos_lock).
 	mu     sync.Mutex
