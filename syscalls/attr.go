@@ -33,6 +33,9 @@ func setAttr(c *sentry.Call, ino vfs.Inode, a *vfs.Attr) sentry.Result {
 	if !ok {
 		return sentry.Err(unix.EPERM)
 	}
+	if err := mntWantWrite(ino); err != nil {
+		return sentry.ErrOf(err)
+	}
 	return retErr(s.SetAttr(c.Creds(), a))
 }
 

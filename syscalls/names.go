@@ -99,6 +99,9 @@ func symlinkat(c *sentry.Call, targetAddr uintptr, dirfd int32, pathAddr uintptr
 	if r.TrailingSlash {
 		return sentry.Err(unix.ENOENT)
 	}
+	if err := mntWantWrite(r.Parent.Inode()); err != nil {
+		return sentry.ErrOf(err)
+	}
 	_, err = r.Parent.Symlink(r.Name, tgt, c.Creds())
 	return retErr(err)
 }
@@ -213,6 +216,9 @@ func linkat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAddr
 	if n.Dentry != nil || n.Parent == nil {
 		return sentry.Err(unix.EEXIST)
 	}
+	if err := mntWantWrite(n.Parent.Inode()); err != nil {
+		return sentry.ErrOf(err)
+	}
 	if o.Dentry.Inode().Mode()&unix.S_IFMT == unix.S_IFDIR {
 		return sentry.Err(unix.EPERM)
 	}
@@ -262,6 +268,9 @@ func renameat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAd
 	}
 	if o.Name == "" || o.Name == "." || o.Name == ".." || n.Name == "" || n.Name == "." || n.Name == ".." {
 		return sentry.Err(unix.EBUSY)
+	}
+	if err := mntWantWrite(o.Parent.Inode()); err != nil {
+		return sentry.ErrOf(err)
 	}
 	if o.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
@@ -332,6 +341,9 @@ func Truncate(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	case unix.S_IFREG:
 	default:
 		return sentry.Err(unix.EINVAL)
+	}
+	if err := mntWantWrite(ino); err != nil {
+		return sentry.ErrOf(err)
 	}
 	if err := ino.CheckPermission(c.Creds(), vfs.MayWrite); err != nil {
 		return sentry.ErrOf(err)

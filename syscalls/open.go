@@ -137,6 +137,9 @@ func openat(c *sentry.Call, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		if !ok {
 			return sentry.Err(unix.EOPNOTSUPP)
 		}
+		if err := mntWantWrite(r.Dentry.Inode()); err != nil {
+			return sentry.ErrOf(err)
+		}
 		if err := r.Dentry.Inode().CheckPermission(c.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
 			return sentry.ErrOf(err)
 		}
@@ -158,6 +161,10 @@ func openat(c *sentry.Call, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		}
 		if r.TrailingSlash {
 			return sentry.Err(unix.EISDIR)
+		}
+		if err := mntWantWrite(r.Parent.Inode()); err != nil {
+			// lookup_open: the create the file needs.
+			return sentry.ErrOf(err)
 		}
 		if err := r.Parent.Inode().CheckPermission(c.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
 			return sentry.ErrOf(err)

@@ -160,7 +160,11 @@ func Policies() []Policy {
 	checked(whyUnservedPath,
 		unix.SYS_CHROOT, unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_USELIB,
 		unix.SYS_INOTIFY_ADD_WATCH, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_FILE_GETATTR, unix.SYS_FILE_SETATTR)
-	checked(whyMount, unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_QUOTACTL)
+	served("served: a tmpfs mounted on a sentry directory by a guest with CAP_SYS_ADMIN is a new sentry mount (EPERM without, as may_mount), with MS_RDONLY, the other per-mount flags and MS_REMOUNT; another type there ENODEV (a host file system inside the sentry's tree would put host files under it), bind, move and propagation there errUnserved; the sandbox's own mounts are locked (remount EPERM); a host target passes with the resolved paths, as whyMount (mount.go, policy_mount.go)",
+		unix.SYS_MOUNT)
+	served("served: a guest's mount in the sentry is unmounted (EBUSY while a file, working directory, mapping or mount is in it, MNT_DETACH lazy); the sandbox's own mounts are locked, EINVAL (under them is the namespace's cover); a host target passes (mount.go)",
+		unix.SYS_UMOUNT2)
+	checked(whyMount, unix.SYS_PIVOT_ROOT, unix.SYS_QUOTACTL)
 	checked(whyMountAt, unix.SYS_OPEN_TREE, unix.SYS_OPEN_TREE_ATTR, unix.SYS_MOVE_MOUNT, unix.SYS_FSPICK,
 		unix.SYS_MOUNT_SETATTR, unix.SYS_FANOTIFY_MARK)
 	checked("checked: SET_PATH and SET_PATH_EMPTY resolved as paths, SET_FD may not be a virtual fd, string values of path parameters (source, overlay layers) resolved (policy_mount.go)",

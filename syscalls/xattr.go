@@ -201,6 +201,9 @@ func getxattr(c *sentry.Call, x xattrTarget, name string, valueAddr uintptr, siz
 // setxattr is do_setxattr (value nil: removexattr) on a resolved target.
 func setxattr(c *sentry.Call, x xattrTarget, name string, value []byte, flags uint32) sentry.Result {
 	defer x.release()
+	if err := mntWantWrite(x.ino); err != nil {
+		return sentry.ErrOf(err)
+	}
 	xi, err := xattrInode(c, x, name, true)
 	if err != nil {
 		return sentry.ErrOf(err)

@@ -116,7 +116,8 @@ func run(f *runFlags, argv []string) int {
 		return exitSandbox
 	}
 	sweepStores()
-	mounts, err := tmpfs.NewMounts(specs, tmpfs.CurrentHost())
+	mounter := tmpfs.NewMounter(tmpfs.CurrentHost())
+	mounts, err := mounter.Mounts(specs)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		return exitSandbox
@@ -134,6 +135,9 @@ func run(f *runFlags, argv []string) int {
 		Mounts:  mounts,
 		Scratch: scratch,
 		Creds:   creds,
+		Mounter: mounter,
+		// fs.mount-max, the kernel's default if unreadable.
+		MountMax: readIntFile("/proc/sys/fs/mount-max", 100000),
 	}
 	switch f.platform {
 	case "ptrace", "unotify":

@@ -61,6 +61,8 @@ type Filesystem struct {
 
 	// store holds the regular files' data (storage.go). Immutable.
 	store *store
+	// readOnly is set on a read-only mount (remount.go).
+	readOnly atomic.Bool
 
 	// usedPages is the number of pages the sentry allocated itself: long
 	// symlinks' targets (file data is the store's, which counts its own).

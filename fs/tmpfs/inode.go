@@ -256,6 +256,10 @@ func (i *inode) CheckPermission(c *vfs.Credentials, mask uint32) error {
 	i.mu.Lock()
 	mode, uid, gid := i.mode, i.uid, i.gid
 	i.mu.Unlock()
+	if mask&vfs.MayWrite != 0 && i.fs.readOnly.Load() && (i.isRegular() || i.isDir() || i.isSymlink()) {
+		// sb_permission, before the mode bits.
+		return unix.EROFS
+	}
 	return checkPermission(c, mask, mode, uid, gid)
 }
 

@@ -1,6 +1,11 @@
 package vfs
 
-import "golang.org/x/sys/unix"
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
 
 // Mount is one mounted file system instance at a point in the guest's path
 // tree. Point is absolute and clean ("/tmp").
@@ -12,9 +17,57 @@ type Mount struct {
 	// FS is the implementation, for statfs and usage figures.
 	FS Filesystem
 	// Source, Options and SuperOptions are what /proc/self/mountinfo
-	// shows for the mount.
+	// shows for the mount (for a guest's mount, Options and the rw/ro
+	// word of SuperOptions follow Flags).
 	Source, Options, SuperOptions string
+
+	// Parent and MountPoint place a mount the guest made with mount(2)
+	// on a directory of another sentry mount (Parent's dentry
+	// MountPoint, as Linux's mnt_parent and mnt_mountpoint); nil for
+	// the sandbox's own mounts, which sit on host directories.
+	Parent     *Mount
+	MountPoint Dentry
+
+	// flags are the mount's MS_* flags (MS_RDONLY, MS_NOSUID, ...),
+	// for a guest's mount.
+	flags atomic.Uint32
+	// refs counts the open descriptions of the mount's files, which
+	// make it busy (Linux's mnt_count).
+	refs atomic.Int64
+	// detached is set once umount2(MNT_DETACH) took the mount out of the
+	// tree while files of it stayed open.
+	detached atomic.Bool
 }
+
+// Mount flags of mount(2) (MS_*), which statfs reports as ST_* (the same
+// bits).
+const (
+	MountReadOnly   = unix.MS_RDONLY
+	MountNoSuid     = unix.MS_NOSUID
+	MountNoDev      = unix.MS_NODEV
+	MountNoExec     = unix.MS_NOEXEC
+	MountNoAtime    = unix.MS_NOATIME
+	MountNoDirAtime = unix.MS_NODIRATIME
+	MountRelatime   = unix.MS_RELATIME
+	// MountFlagsMask are the per-mount flags the sentry keeps.
+	MountFlagsMask = MountReadOnly | MountNoSuid | MountNoDev | MountNoExec | MountNoAtime | MountNoDirAtime | MountRelatime
+)
+
+// Flags are the mount's MS_* flags.
+func (m *Mount) Flags() uint32 { return m.flags.Load() }
+
+// SetFlags sets them.
+func (m *Mount) SetFlags(f uint32) { m.flags.Store(f & MountFlagsMask) }
+
+// ReadOnly reports a read-only mount: writes fail with EROFS
+// (mnt_want_write, sb_permission).
+func (m *Mount) ReadOnly() bool { return m != nil && m.flags.Load()&MountReadOnly != 0 }
+
+// Busy reports open descriptions of the mount's files.
+func (m *Mount) Busy() bool { return m.refs.Load() > 0 }
+
+// Detached reports a mount umount2(MNT_DETACH) took out of the tree.
+func (m *Mount) Detached() bool { return m.detached.Load() }
 
 // Filesystem is what a mount needs of its file system beyond the tree.
 type Filesystem interface {
@@ -27,6 +80,14 @@ type Filesystem interface {
 	Release()
 }
 
+// Remounter is a file system whose mount flags can change (mount(2)
+// with MS_REMOUNT): SetFlags applies MS_RDONLY and the others, failing
+// with EBUSY, as Linux's sb_prepare_remount_readonly, when a file is
+// open for writing.
+type Remounter interface {
+	SetFlags(flags uint32) error
+}
+
 // PathOf is the absolute guest path of d in mount m (d_path).
 func PathOf(m *Mount, d Dentry) string {
 	var parts []string
@@ -34,8 +95,160 @@ func PathOf(m *Mount, d Dentry) string {
 		parts = append(parts, d.Name())
 	}
 	p := m.Point
+	if m.Parent != nil {
+		p = PathOf(m.Parent, m.MountPoint)
+	}
+	if p == "/" {
+		p = ""
+	}
 	for i := len(parts) - 1; i >= 0; i-- {
 		p += "/" + parts[i]
 	}
+	if p == "" {
+		return "/"
+	}
 	return p
+}
+
+// mountKey is a mount point: a dentry in a mount.
+type mountKey struct {
+	m *Mount
+	d Dentry
+}
+
+// guestMounts is the table of the guest's own mounts, immutable once
+// published (copy on write), so that a walk reads it with one atomic
+// load and no lock.
+type guestMounts struct {
+	// on is the mount on top of each mount point.
+	on map[mountKey]*Mount
+	// all are the attached mounts, in the order they were made.
+	all []*Mount
+}
+
+// guestTable is the VirtualFilesystem's part that changes: mu serializes
+// the writers.
+type guestTable struct {
+	mu  sync.Mutex
+	cur atomic.Pointer[guestMounts]
+}
+
+// GuestMounts are the mounts the guest made and has not unmounted, in
+// the order made.
+func (v *VirtualFilesystem) GuestMounts() []*Mount {
+	if t := v.guest.cur.Load(); t != nil {
+		return t.all
+	}
+	return nil
+}
+
+// mountedOn is the mount on top of dentry d of mount m, nil if none
+// (lookup_mnt).
+func (v *VirtualFilesystem) mountedOn(m *Mount, d Dentry) *Mount {
+	t := v.guest.cur.Load()
+	if t == nil {
+		return nil
+	}
+	return t.on[mountKey{m, d}]
+}
+
+// Cross is l, or the root of what is mounted on it, repeatedly
+// (follow_mount: a mount stacked on another's root is crossed too).
+func (v *VirtualFilesystem) Cross(l Location) Location {
+	if l.Mount == nil {
+		return l
+	}
+	t := v.guest.cur.Load()
+	if t == nil {
+		return l
+	}
+	for {
+		m := t.on[mountKey{l.Mount, l.Dentry}]
+		if m == nil {
+			return l
+		}
+		l = Location{Mount: m, Dentry: m.Root}
+	}
+}
+
+// Attach mounts m on its MountPoint in its Parent (graft_tree): on top of
+// what is mounted there already. ENOSPC when the guest's namespace would
+// hold more than max mounts besides others (count_mounts against
+// sysctl_mount_max); others are the namespace's mounts the sentry does not
+// make.
+func (v *VirtualFilesystem) Attach(m *Mount, max, others int) error {
+	v.guest.mu.Lock()
+	defer v.guest.mu.Unlock()
+	old := v.guest.cur.Load()
+	n := &guestMounts{on: map[mountKey]*Mount{}}
+	if old != nil {
+		if len(old.all)+others+1 > max {
+			return unix.ENOSPC
+		}
+		for k, mm := range old.on {
+			n.on[k] = mm
+		}
+		n.all = append(n.all, old.all...)
+	} else if others+1 > max {
+		return unix.ENOSPC
+	}
+	k := mountKey{m.Parent, m.MountPoint}
+	if _, ok := n.on[k]; ok {
+		// Only the top of a stack is ever a target: the walk crossed
+		// into it.
+		return unix.EBUSY
+	}
+	n.on[k] = m
+	n.all = append(n.all, m)
+	v.guest.cur.Store(n)
+	return nil
+}
+
+// Detach unmounts m (umount_tree). Without lazy, a mount that is busy
+// (busy reports open files and working directories in it) or has mounts
+// on it fails with EBUSY, as propagate_mount_busy; with lazy
+// (MNT_DETACH), m and the mounts on it leave the tree and their open
+// files stay usable. It returns the mounts taken out, m first.
+func (v *VirtualFilesystem) Detach(m *Mount, lazy bool, busy func(*Mount) bool) ([]*Mount, error) {
+	v.guest.mu.Lock()
+	defer v.guest.mu.Unlock()
+	old := v.guest.cur.Load()
+	if old == nil || old.on[mountKey{m.Parent, m.MountPoint}] != m {
+		return nil, unix.EINVAL
+	}
+	gone := map[*Mount]bool{m: true}
+	out := []*Mount{m}
+	// Mounts come after their parents in all.
+	for _, mm := range old.all {
+		if mm.Parent != nil && gone[mm.Parent] && !gone[mm] {
+			gone[mm] = true
+			out = append(out, mm)
+		}
+	}
+	if !lazy && (len(out) > 1 || busy(m)) {
+		return nil, unix.EBUSY
+	}
+	n := &guestMounts{on: map[mountKey]*Mount{}}
+	for k, mm := range old.on {
+		if !gone[mm] {
+			n.on[k] = mm
+		}
+	}
+	for _, mm := range old.all {
+		if !gone[mm] {
+			n.all = append(n.all, mm)
+		}
+	}
+	for _, mm := range out {
+		mm.detached.Store(true)
+	}
+	v.guest.cur.Store(n)
+	return out, nil
+}
+
+// Mounter makes the file systems a guest mounts with mount(2): a tmpfs
+// with the mount's options data (EINVAL for options it refuses), its root
+// owned by uid and gid unless the options say otherwise.
+type Mounter interface {
+	NewMount(source, data string, uid, gid uint32) (*Mount, error)
 }
