@@ -305,3 +305,22 @@ func mangle(s string) string {
 func octal3(c byte) string {
 	return string([]byte{'0' + c>>6, '0' + c>>3&7, '0' + c&7})
 }
+
+// lookupMount is the mount in which the last component of r was looked
+// up, where do_renameat2 and do_linkat compare mounts: for a path that
+// ended on a guest's mount point (the walk crossed into the mount), the
+// mount below.
+func lookupMount(r resolved) *vfs.Mount {
+	m := r.Mount
+	if r.Name != "" || m == nil || r.Dentry != m.Root {
+		return m
+	}
+	for m.Parent != nil {
+		p := m.Parent
+		if m.MountPoint != p.Root || p.Parent == nil {
+			return p
+		}
+		m = p
+	}
+	return m
+}

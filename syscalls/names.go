@@ -204,7 +204,7 @@ func linkat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAddr
 	if o.host && n.host {
 		return sentry.Pass()
 	}
-	if o.host != n.host || o.Mount != n.Mount {
+	if o.host != n.host || o.Mount != lookupMount(n) {
 		if !o.host && o.Dentry == nil {
 			return sentry.Err(unix.ENOENT)
 		}
@@ -260,7 +260,7 @@ func renameat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAd
 	if o.host && n.host {
 		return sentry.Pass()
 	}
-	if o.host != n.host || o.Mount != n.Mount {
+	if o.host != n.host || lookupMount(o) != lookupMount(n) {
 		return sentry.Err(unix.EXDEV)
 	}
 	if flags&unix.RENAME_WHITEOUT != 0 {

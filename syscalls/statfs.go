@@ -41,7 +41,12 @@ func statfsTo(c *sentry.Call, m *vfs.Mount, buf uintptr) sentry.Result {
 	m.FS.Statfs(&st)
 	if m.Parent != nil {
 		// A guest's mount: its flags (flags_by_mnt, ST_VALID).
-		st.Flags = stValid | int64(m.Flags())
+		f := m.Flags()
+		st.Flags = stValid | int64(f&^vfs.MountRelatime)
+		if f&vfs.MountRelatime != 0 {
+			// ST_RELATIME is not MS_RELATIME's bit.
+			st.Flags |= unix.ST_RELATIME
+		}
 	}
 	if err := c.CopyOut(buf, unsafe.Slice((*byte)(unsafe.Pointer(&st)), unsafe.Sizeof(st))); err != nil {
 		return sentry.Err(unix.EFAULT)

@@ -116,40 +116,38 @@ type mountKey struct {
 	d Dentry
 }
 
-// guestMounts is the table of the guest's own mounts, immutable once
-// published (copy on write), so that a walk reads it with one atomic
-// load and no lock.
-type guestMounts struct {
-	// on is the mount on top of each mount point.
-	on map[mountKey]*Mount
-	// all are the attached mounts, in the order they were made.
-	all []*Mount
-}
-
-// guestTable is the VirtualFilesystem's part that changes: mu serializes
-// the writers.
+// guestTable is the table of the guest's own mounts. A walk reads it
+// without a lock (sync.Map's read path, skipped entirely while the guest
+// has no mount); mu serializes the changes.
 type guestTable struct {
-	mu  sync.Mutex
-	cur atomic.Pointer[guestMounts]
+	// on is the mount on top of each mount point (mountKey -> *Mount).
+	on sync.Map
+	// n is the number of attached mounts.
+	n  atomic.Int32
+	mu sync.Mutex
+	// all are the attached mounts, in the order they were made
+	// (parents before the mounts on them), under mu.
+	all []*Mount
 }
 
 // GuestMounts are the mounts the guest made and has not unmounted, in
 // the order made.
 func (v *VirtualFilesystem) GuestMounts() []*Mount {
-	if t := v.guest.cur.Load(); t != nil {
-		return t.all
-	}
-	return nil
+	v.guest.mu.Lock()
+	defer v.guest.mu.Unlock()
+	return append([]*Mount(nil), v.guest.all...)
 }
 
 // mountedOn is the mount on top of dentry d of mount m, nil if none
 // (lookup_mnt).
 func (v *VirtualFilesystem) mountedOn(m *Mount, d Dentry) *Mount {
-	t := v.guest.cur.Load()
-	if t == nil {
+	if v.guest.n.Load() == 0 {
 		return nil
 	}
-	return t.on[mountKey{m, d}]
+	if mm, ok := v.guest.on.Load(mountKey{m, d}); ok {
+		return mm.(*Mount)
+	}
+	return nil
 }
 
 // Cross is l, or the root of what is mounted on it, repeatedly
@@ -158,12 +156,8 @@ func (v *VirtualFilesystem) Cross(l Location) Location {
 	if l.Mount == nil {
 		return l
 	}
-	t := v.guest.cur.Load()
-	if t == nil {
-		return l
-	}
 	for {
-		m := t.on[mountKey{l.Mount, l.Dentry}]
+		m := v.mountedOn(l.Mount, l.Dentry)
 		if m == nil {
 			return l
 		}
@@ -173,34 +167,23 @@ func (v *VirtualFilesystem) Cross(l Location) Location {
 
 // Attach mounts m on its MountPoint in its Parent (graft_tree): on top of
 // what is mounted there already. ENOSPC when the guest's namespace would
-// hold more than max mounts besides others (count_mounts against
-// sysctl_mount_max); others are the namespace's mounts the sentry does not
-// make.
+// hold more than max mounts (count_mounts against sysctl_mount_max);
+// others are the namespace's mounts the guest did not make here.
 func (v *VirtualFilesystem) Attach(m *Mount, max, others int) error {
 	v.guest.mu.Lock()
 	defer v.guest.mu.Unlock()
-	old := v.guest.cur.Load()
-	n := &guestMounts{on: map[mountKey]*Mount{}}
-	if old != nil {
-		if len(old.all)+others+1 > max {
-			return unix.ENOSPC
-		}
-		for k, mm := range old.on {
-			n.on[k] = mm
-		}
-		n.all = append(n.all, old.all...)
-	} else if others+1 > max {
+	if len(v.guest.all)+others+1 > max {
 		return unix.ENOSPC
 	}
 	k := mountKey{m.Parent, m.MountPoint}
-	if _, ok := n.on[k]; ok {
+	if _, ok := v.guest.on.Load(k); ok {
 		// Only the top of a stack is ever a target: the walk crossed
 		// into it.
 		return unix.EBUSY
 	}
-	n.on[k] = m
-	n.all = append(n.all, m)
-	v.guest.cur.Store(n)
+	v.guest.all = append(v.guest.all, m)
+	v.guest.on.Store(k, m)
+	v.guest.n.Add(1)
 	return nil
 }
 
@@ -212,14 +195,12 @@ func (v *VirtualFilesystem) Attach(m *Mount, max, others int) error {
 func (v *VirtualFilesystem) Detach(m *Mount, lazy bool, busy func(*Mount) bool) ([]*Mount, error) {
 	v.guest.mu.Lock()
 	defer v.guest.mu.Unlock()
-	old := v.guest.cur.Load()
-	if old == nil || old.on[mountKey{m.Parent, m.MountPoint}] != m {
+	if cur, ok := v.guest.on.Load(mountKey{m.Parent, m.MountPoint}); !ok || cur.(*Mount) != m {
 		return nil, unix.EINVAL
 	}
 	gone := map[*Mount]bool{m: true}
 	out := []*Mount{m}
-	// Mounts come after their parents in all.
-	for _, mm := range old.all {
+	for _, mm := range v.guest.all {
 		if mm.Parent != nil && gone[mm.Parent] && !gone[mm] {
 			gone[mm] = true
 			out = append(out, mm)
@@ -228,21 +209,22 @@ func (v *VirtualFilesystem) Detach(m *Mount, lazy bool, busy func(*Mount) bool) 
 	if !lazy && (len(out) > 1 || busy(m)) {
 		return nil, unix.EBUSY
 	}
-	n := &guestMounts{on: map[mountKey]*Mount{}}
-	for k, mm := range old.on {
-		if !gone[mm] {
-			n.on[k] = mm
-		}
-	}
-	for _, mm := range old.all {
-		if !gone[mm] {
-			n.all = append(n.all, mm)
-		}
-	}
-	for _, mm := range out {
+	// The mounts on top first, so that a walk never meets a mount
+	// whose parent is gone but not it.
+	for i := len(out) - 1; i >= 0; i-- {
+		mm := out[i]
 		mm.detached.Store(true)
+		v.guest.on.Delete(mountKey{mm.Parent, mm.MountPoint})
+		v.guest.n.Add(-1)
 	}
-	v.guest.cur.Store(n)
+	kept := v.guest.all[:0]
+	for _, mm := range v.guest.all {
+		if !gone[mm] {
+			kept = append(kept, mm)
+		}
+	}
+	clear(v.guest.all[len(kept):])
+	v.guest.all = kept
 	return out, nil
 }
 
