@@ -25,10 +25,11 @@ func setAttrAt(c *sentry.Call, dirfd int32, pathAddr uintptr, follow, emptyOK bo
 	if !ok {
 		return res
 	}
-	return setAttr(c, d.Inode(), a)
+	return setAttr(c, d, a)
 }
 
-func setAttr(c *sentry.Call, ino vfs.Inode, a *vfs.Attr) sentry.Result {
+func setAttr(c *sentry.Call, d vfs.Dentry, a *vfs.Attr) sentry.Result {
+	ino := d.Inode()
 	s, ok := ino.(vfs.AttrSetter)
 	if !ok {
 		return sentry.Err(unix.EPERM)
@@ -36,7 +37,34 @@ func setAttr(c *sentry.Call, ino vfs.Inode, a *vfs.Attr) sentry.Result {
 	if err := mntWantWrite(ino); err != nil {
 		return sentry.ErrOf(err)
 	}
-	return retErr(s.SetAttr(c.Creds(), a))
+	if err := s.SetAttr(c.Creds(), a); err != nil {
+		return sentry.ErrOf(err)
+	}
+	notifyChild(d, attrEvent(a.Mask))
+	return sentry.Ret(0)
+}
+
+// attrEvent is the dnotify event of a change (fsnotify_change): an
+// owner, mode or both times is FS_ATTRIB, atime alone FS_ACCESS, mtime
+// alone FS_MODIFY.
+func attrEvent(mask uint32) uint32 {
+	switch {
+	case mask&(vfs.AttrMode|vfs.AttrUID|vfs.AttrGID) != 0, mask&(vfs.AttrAtime|vfs.AttrMtime) == vfs.AttrAtime|vfs.AttrMtime:
+		return vfs.DNAttrib
+	case mask&vfs.AttrAtime != 0:
+		return vfs.DNAccess
+	case mask&vfs.AttrMtime != 0:
+		return vfs.DNModify
+	}
+	return 0
+}
+
+// notifyChild raises event in the directory holding d, for a dnotify
+// watch there (fs/tmpfs/dnotify.go).
+func notifyChild(d vfs.Dentry, event uint32) {
+	if n, ok := d.(vfs.ChildNotifier); ok && event != 0 {
+		n.NotifyChild(event)
+	}
 }
 
 // setAttrFD applies a to a virtual fd (fchmod, fchown, futimens);
@@ -47,7 +75,7 @@ func setAttrFD(c *sentry.Call, fd int32, a *vfs.Attr) sentry.Result {
 		return res
 	}
 	defer f.DecRef()
-	return setAttr(c, f.Inode, a)
+	return setAttr(c, f.Dentry, a)
 }
 
 func modeAttr(mode uintptr) *vfs.Attr {
@@ -83,7 +111,7 @@ func Fchmodat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	}
 	if r.file != nil {
 		defer r.file.DecRef()
-		return setAttr(c, r.file.Inode, modeAttr(args[2]))
+		return setAttr(c, r.file.Dentry, modeAttr(args[2]))
 	}
 	if r.host {
 		return sentry.Pass()
@@ -94,7 +122,7 @@ func Fchmodat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if r.Dentry.Inode().Mode()&unix.S_IFMT == unix.S_IFLNK {
 		return sentry.Err(unix.EOPNOTSUPP)
 	}
-	return setAttr(c, r.Dentry.Inode(), modeAttr(args[2]))
+	return setAttr(c, r.Dentry, modeAttr(args[2]))
 }
 
 // ownerAttr is chown's (uid, gid), where -1 leaves one unchanged.
@@ -255,7 +283,7 @@ func futimesat(c *sentry.Call, dirfd int32, pathAddr, times uintptr) sentry.Resu
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
 	}
-	return setAttr(c, r.Dentry.Inode(), a)
+	return setAttr(c, r.Dentry, a)
 }
 
 // Utime is utime(path, struct utimbuf *) (seconds only).
@@ -280,5 +308,5 @@ func Utime(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
 	}
-	return setAttr(c, r.Dentry.Inode(), a)
+	return setAttr(c, r.Dentry, a)
 }

@@ -5,6 +5,7 @@ import (
 
 	"sentry/platform"
 	"sentry/sentry"
+	"sentry/sentry/vfs"
 )
 
 // The dup family runs on the host, which allocates the number, checks the
@@ -82,6 +83,20 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 		return sentry.Observe(c, unix.SYS_FCNTL, args, &dupExit{oldfd: fd, cloexec: cmd == unix.F_DUPFD_CLOEXEC}, true)
 	case unix.F_SETFD:
 		return sentry.Observe(c, unix.SYS_FCNTL, args, &setfdExit{fd: fd, cloexec: arg&unix.FD_CLOEXEC != 0}, true)
+	case unix.F_NOTIFY:
+		// The host keeps the watch on the placeholder, an open of the
+		// directory's backing, which then mirrors the directory
+		// (fs/tmpfs/dnotify.go). check_fcntl_cmd: not on O_PATH.
+		f := fdt.Get(fd)
+		defer f.DecRef()
+		if f.IsPath() {
+			return sentry.Err(unix.EBADF)
+		}
+		if w, ok := f.Dentry.(vfs.DirWatcher); ok && f.Inode.Mode()&unix.S_IFMT == unix.S_IFDIR {
+			if err := w.Watch(); err != nil {
+				return sentry.ErrOf(err)
+			}
+		}
 	case unix.F_GETFL, unix.F_SETFL:
 		// An O_PATH description's placeholder is not an O_PATH file
 		// (fs/tmpfs/storage.go, openAnon): the sentry answers for it,

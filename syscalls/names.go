@@ -52,6 +52,8 @@ func Getdents64(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 		off = next
 		return true
 	})
+	// iterate_dir: fsnotify_access, whatever the outcome.
+	notifyChild(f.Dentry, vfs.DNAccess)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -357,5 +359,9 @@ func Truncate(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 			return sentry.Err(unix.EFBIG)
 		}
 	}
-	return retErr(ino.Truncate(length, c.Creds()))
+	if err := ino.Truncate(length, c.Creds()); err != nil {
+		return sentry.ErrOf(err)
+	}
+	notifyChild(r.Dentry, vfs.DNModify)
+	return sentry.Ret(0)
 }

@@ -228,6 +228,7 @@ func openExisting(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, trai
 			if err := ino.Truncate(0, c.Creds()); err != nil {
 				return sentry.ErrOf(err)
 			}
+			notifyChild(d, vfs.DNModify)
 		}
 	}
 	return installOpen(c, m, d, flags, nil)
@@ -242,7 +243,13 @@ func installOpen(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, undo 
 	// (no name) until it goes with the description on failure.
 	f := vfs.NewFileDescription(m, d, fileFlags(flags))
 	defer f.DecRef()
-	hfd, err := d.Inode().OpenHost(flags)
+	var hfd int
+	var err error
+	if o, ok := d.(vfs.NamedOpener); ok {
+		hfd, err = o.OpenHostNamed(flags)
+	} else {
+		hfd, err = d.Inode().OpenHost(flags)
+	}
 	if err != nil {
 		if undo != nil {
 			undo()

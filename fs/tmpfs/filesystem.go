@@ -63,6 +63,11 @@ type Filesystem struct {
 	store *store
 	// readOnly is set on a read-only mount (remount.go).
 	readOnly atomic.Bool
+	// mirrorSeq names the store's passing names of dnotify's mirrors
+	// (dnotify.go).
+	mirrorSeq atomic.Uint64
+	// watches is set once a directory was watched.
+	watches atomic.Bool
 
 	// usedPages is the number of pages the sentry allocated itself: long
 	// symlinks' targets (file data is the store's, which counts its own).

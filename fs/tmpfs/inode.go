@@ -48,6 +48,9 @@ type inode struct {
 	// linkable is I_LINKABLE: an O_TMPFILE inode without O_EXCL, which
 	// linkat may give a first name.
 	linkable atomic.Bool
+	// watched is set on a directory once the guest asked for dnotify
+	// events in it (dnotify.go).
+	watched atomic.Bool
 
 	// mu protects the fields below.
 	mu sync.Mutex
