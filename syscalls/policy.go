@@ -124,7 +124,7 @@ func Policies() []Policy {
 		unix.SYS_MKNOD, unix.SYS_MKNODAT, unix.SYS_STATFS, unix.SYS_FSTATFS)
 	served("served: the host allocates and checks, the sentry's table follows at the call's exit (fd.go, close.go)",
 		unix.SYS_DUP, unix.SYS_DUP2, unix.SYS_DUP3, unix.SYS_CLOSE_RANGE)
-	served("served: descriptor commands run on the host and the table follows (fd.go); F_DUPFD_QUERY only compares",
+	served("served: descriptor commands run on the host and the table follows (fd.go); F_DUPFD_QUERY only compares; F_NOTIFY on a sentry directory is the host's on its placeholder, whose backing then mirrors the directory's changes (fs/tmpfs/dnotify.go)",
 		unix.SYS_FCNTL)
 	served("served: FIOCLEX and FIONCLEX on a virtual fd update the sentry's table, its other requests act on the backing (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
 		unix.SYS_IOCTL)
