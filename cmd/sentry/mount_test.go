@@ -98,6 +98,7 @@ drop relative: written
 umount relative: ok
 symlink race outcomes: ['ok']
 symlink race mounts left on /tmp/x only: True
+target rewritten outcomes: True
 mount over host: ok
 drop over host: written
 mount n: ok

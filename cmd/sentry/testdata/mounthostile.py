@@ -96,6 +96,35 @@ print("symlink race mounts left on /tmp/x only:", set(left) <= {"/tmp/x"})
 while umount("/tmp/x") == "ok":
     pass
 
+# The target string itself rewritten by another thread while the call
+# runs: the sentry reads it once; whichever it read, the mount lands
+# there (a host path in the guest's own namespace).
+buf = ctypes.create_string_buffer(4096)
+stop = False
+
+
+def flip_mem():
+    while not stop:
+        for t in (b"/tmp/x", host.encode()):
+            ctypes.memmove(buf, t + b"\0", len(t) + 1)
+
+
+th = threading.Thread(target=flip_mem)
+th.start()
+landed = set()
+for i in range(40):
+    r = libc.mount(b"none", buf, b"tmpfs", ctypes.c_ulong(0), None)
+    landed.add("ok" if r == 0 else errno.errorcode[ctypes.get_errno()])
+stop = True
+th.join()
+# ENOENT: the kernel read the sentry's path, which in the guest's
+# namespace is the cover's.
+print("target rewritten outcomes:", "ok" in landed and landed <= {"ok", "ENOENT"})
+while umount("/tmp/x") == "ok":
+    pass
+while umount(host, MNT_DETACH) == "ok":
+    pass
+
 # A tmpfs over the host directory: served by the host in the guest's own
 # namespace, as before; the token stays in that namespace's mount.
 print("mount over host:", mount(host))
