@@ -61,7 +61,8 @@ func TestMountProbeSameAsNative(t *testing.T) {
 // and the host's /tmp), bind and move mounts in or out of the sandbox's
 // tmpfs are refused, another file system type there is ENODEV, a relative
 // target after chdir lands in the sandbox, a symlink target another
-// thread flips lands on one of its two targets, a tmpfs over a host
+// thread flips lands on one of its two targets (so does a target string
+// rewritten in memory during the call), a tmpfs over a host
 // directory stays in the guest's namespace, nested mounts unmount in
 // order, and mounts stop at --mount-max with ENOSPC. On the host: no
 // mount on the host directory, nothing of the guest in it or in /tmp.
