@@ -170,35 +170,27 @@ func remountSentry(c *sentry.Call, r resolved, args *platform.SyscallArgs, flags
 		// The sandbox's own mounts are locked (can_change_locked_flags).
 		return sentry.Err(unix.EPERM)
 	}
+	var data string
 	if flags&msBind == 0 && args[4] != 0 {
-		// parse_monolithic_mount_data: the options must parse; a
-		// change of size= or nr_inodes= is not applied (not modelled).
 		d, err := c.ReadPath(args[4])
 		if err != nil {
 			return sentry.ErrOf(err)
 		}
-		if mounter := c.Kernel().Opts.Mounter; mounter != nil {
-			if _, err := mounterCheck(mounter, string(d)); err != nil {
-				return sentry.ErrOf(err)
-			}
-		}
+		data = string(d)
 	}
 	f := mountFlags(flags)
 	if flags&(unix.MS_NOATIME|unix.MS_NODIRATIME|unix.MS_RELATIME|msStrictatime) == 0 {
 		atime := uint32(vfs.MountNoAtime | vfs.MountNoDirAtime | vfs.MountRelatime)
 		f = f&^atime | m.Flags()&atime
 	}
-	return retErr(applyFlags(m, f))
-}
-
-// mounterCheck parses options data as a new mount would.
-func mounterCheck(mt vfs.Mounter, data string) (bool, error) {
-	if p, ok := mt.(interface{ CheckOptions(string) error }); ok {
-		if err := p.CheckOptions(data); err != nil {
-			return false, unix.EINVAL
+	// reconfigure_super: the options (size=, nr_inodes=), then the
+	// flags.
+	if mounter := c.Kernel().Opts.Mounter; mounter != nil && data != "" {
+		if err := mounter.Reconfigure(m, data); err != nil {
+			return sentry.ErrOf(errnoOf(err))
 		}
 	}
-	return true, nil
+	return retErr(applyFlags(m, f))
 }
 
 // namespaceMounts is how many mounts the guest's namespace holds besides
@@ -278,9 +270,9 @@ func mountInfoLines(b *strings.Builder, v *vfs.VirtualFilesystem, mountinfo bool
 		if mountinfo {
 			b.WriteString(strconv.FormatUint(m.ID, 10) + " " + strconv.FormatUint(m.Parent.ID, 10) + " " +
 				strconv.FormatUint(uint64(unix.Major(st.Dev)), 10) + ":" + strconv.FormatUint(uint64(unix.Minor(st.Dev)), 10) +
-				" / " + point + " " + opts + " - tmpfs " + mangle(m.Source) + " " + rw + m.SuperOptions + "\n")
+				" / " + point + " " + opts + " - tmpfs " + mangle(m.Source) + " " + rw + m.Super() + "\n")
 		} else {
-			b.WriteString(mangle(m.Source) + " " + point + " tmpfs " + opts + m.SuperOptions + " 0 0\n")
+			b.WriteString(mangle(m.Source) + " " + point + " tmpfs " + opts + m.Super() + " 0 0\n")
 		}
 	}
 }

@@ -267,11 +267,31 @@ func HostDevices() map[uint64]bool {
 	return used
 }
 
-// CheckOptions parses mount(2) options data as NewMount would (a
-// remount's): EINVAL for what it refuses.
-func (mt *Mounter) CheckOptions(data string) error {
-	if _, err := ParseMountOptions(data, mt.host.RAMPages); err != nil {
+// Reconfigure implements vfs.Reconfigurer: a remount's options data,
+// parsed as NewMount parses it (EINVAL for what it refuses), of which
+// size= and nr_inodes= change the limits (shmem_reconfigure; mode=,
+// uid= and gid= are the new mount's alone). The mount's super options
+// follow.
+func (mt *Mounter) Reconfigure(m *vfs.Mount, data string) error {
+	o, err := ParseMountOptions(data, mt.host.RAMPages)
+	if err != nil {
 		return unix.EINVAL
 	}
+	fs, ok := m.FS.(*Filesystem)
+	if !ok {
+		return unix.EINVAL
+	}
+	if !o.BlocksSet && !o.InodesSet {
+		return nil
+	}
+	pages := o.SizeLimit() / pageSize
+	if err := fs.resize(pages, o.BlocksSet, int64(o.Inodes), o.InodesSet); err != nil {
+		return err
+	}
+	cur := MountOptions{Blocks: uint64(fs.maxPages.Load()), Mode: fs.opts.RootMode}
+	fs.mu.RLock()
+	cur.Inodes = uint64(fs.maxInodes)
+	fs.mu.RUnlock()
+	m.SetSuperOptions(guestSuperOptions(cur, mt.host.RAMPages, fs.opts.RootUID, fs.opts.RootGID))
 	return nil
 }

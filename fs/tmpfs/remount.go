@@ -92,3 +92,37 @@ func (fs *Filesystem) StoreDev() (uint64, bool) {
 	}
 	return st.Dev, true
 }
+
+// resize is shmem_reconfigure's size= and nr_inodes=, each if given (in
+// pages and inodes; 0 unlimited): a limit on a mount that has none, or
+// below what is in use, is EINVAL and changes nothing.
+func (fs *Filesystem) resize(pages int64, pagesSet bool, inodes int64, inodesSet bool) error {
+	// The store's figures before the tree's lock (usedTotal may take it).
+	used := fs.usedTotal()
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.pageMu.Lock()
+	defer fs.pageMu.Unlock()
+	if pagesSet && pages > 0 && (fs.maxPages.Load() == 0 || used > pages) {
+		// "Cannot retroactively limit size", "Too small a size for
+		// current use".
+		return unix.EINVAL
+	}
+	if inodesSet && inodes > 0 && (fs.maxInodes == 0 || fs.ispaceUsedLocked() > inodes*bogoInodeSize) {
+		return unix.EINVAL
+	}
+	if pagesSet {
+		size := int64(0)
+		if pages > 0 {
+			size = (pages - fs.usedPages.Load()) * pageSize
+		}
+		if err := fs.store.setSize(size); err != nil {
+			return unix.EINVAL
+		}
+		fs.maxPages.Store(pages)
+	}
+	if inodesSet {
+		fs.maxInodes = inodes
+	}
+	return nil
+}

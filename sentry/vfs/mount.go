@@ -37,7 +37,20 @@ type Mount struct {
 	// detached is set once umount2(MNT_DETACH) took the mount out of the
 	// tree while files of it stayed open.
 	detached atomic.Bool
+	// superOpts replaces SuperOptions once a remount changed them.
+	superOpts atomic.Pointer[string]
 }
+
+// Super is SuperOptions, as a remount may have changed them.
+func (m *Mount) Super() string {
+	if p := m.superOpts.Load(); p != nil {
+		return *p
+	}
+	return m.SuperOptions
+}
+
+// SetSuperOptions changes the super options mountinfo shows (a remount).
+func (m *Mount) SetSuperOptions(s string) { m.superOpts.Store(&s) }
 
 // Mount flags of mount(2) (MS_*), which statfs reports as ST_* (the same
 // bits).
@@ -230,7 +243,9 @@ func (v *VirtualFilesystem) Detach(m *Mount, lazy bool, busy func(*Mount) bool) 
 
 // Mounter makes the file systems a guest mounts with mount(2): a tmpfs
 // with the mount's options data (EINVAL for options it refuses), its root
-// owned by uid and gid unless the options say otherwise.
+// owned by uid and gid unless the options say otherwise. Reconfigure
+// applies a remount's options data to m.
 type Mounter interface {
 	NewMount(source, data string, uid, gid uint32) (*Mount, error)
+	Reconfigure(m *Mount, data string) error
 }

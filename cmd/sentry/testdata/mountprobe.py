@@ -132,6 +132,21 @@ print("remount rw:", mount(m, flags=MS_REMOUNT))
 show("rw")
 print("write after rw:", e(lambda: open(m + "/f", "a").write("more")))
 
+# Remount with new limits (shmem_reconfigure).
+print("remount size=2m:", mount(m, flags=MS_REMOUNT, data="size=2m"))
+show("resized")
+with open(m + "/big", "wb") as f:
+    f.write(b"x" * (1536 << 10))
+print("remount below use:", mount(m, flags=MS_REMOUNT, data="size=1m"))
+print("remount nr_inodes below use:", mount(m, flags=MS_REMOUNT, data="nr_inodes=2"))
+print("remount nr_inodes=100:", mount(m, flags=MS_REMOUNT, data="nr_inodes=100"))
+print("remount bad option:", mount(m, flags=MS_REMOUNT, data="foo=1"))
+show("resized2")
+os.unlink(m + "/big")
+print("remount size=0:", mount(m, flags=MS_REMOUNT, data="size=0"))
+print("remount size on unlimited:", mount(m, flags=MS_REMOUNT, data="size=1m"))
+show("unlimited")
+
 # Exec from a noexec mount.
 print("remount noexec:", mount(m, flags=MS_REMOUNT | MS_NOEXEC))
 shutil.copy("/bin/true", m + "/true")
