@@ -121,7 +121,15 @@ func mountSentry(c *sentry.Call, r resolved, args *platform.SyscallArgs, flags u
 	if err != nil {
 		return sentry.ErrOf(errnoOf(err))
 	}
-	mf := mountFlags(flags)
+	// MS_RDONLY on a new mount is the superblock's too.
+	m.SetSuperReadOnly(flags&msRdonly != 0)
+	return graftSentry(c, r, m, mountFlags(flags), unix.ENOTDIR)
+}
+
+// graftSentry attaches new mount m with flags mf on target r (a file of
+// the sentry's), or releases it; notDir is the error for a target that
+// is not a directory (graft_tree's ENOTDIR, do_move_mount's EINVAL).
+func graftSentry(c *sentry.Call, r resolved, m *vfs.Mount, mf uint32, notDir unix.Errno) sentry.Result {
 	if err := applyFlags(m, mf); err != nil {
 		m.FS.Release()
 		return sentry.ErrOf(errnoOf(err))
@@ -130,7 +138,7 @@ func mountSentry(c *sentry.Call, r resolved, args *platform.SyscallArgs, flags u
 	// a directory like the new root.
 	if r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFDIR {
 		m.FS.Release()
-		return sentry.Err(unix.ENOTDIR)
+		return sentry.Err(notDir)
 	}
 	st := c.StatBuf()
 	if r.Dentry.Inode().Stat(st); st.Nlink == 0 {
@@ -190,7 +198,14 @@ func remountSentry(c *sentry.Call, r resolved, args *platform.SyscallArgs, flags
 			return sentry.ErrOf(errnoOf(err))
 		}
 	}
-	return retErr(applyFlags(m, f))
+	if err := applyFlags(m, f); err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	if flags&msBind == 0 {
+		// do_remount reconfigures the superblock; MS_BIND the mount.
+		m.SetSuperReadOnly(f&vfs.MountReadOnly != 0)
+	}
+	return sentry.Ret(0)
 }
 
 // namespaceMounts is how many mounts the guest's namespace holds besides
@@ -252,9 +267,12 @@ func mountInfoLines(b *strings.Builder, v *vfs.VirtualFilesystem, mountinfo bool
 		var st unix.Stat_t
 		m.Root.Inode().Stat(&st)
 		f := m.Flags()
-		rw := "rw"
+		rw, sb := "rw", "rw"
 		if f&vfs.MountReadOnly != 0 {
 			rw = "ro"
+		}
+		if m.SuperReadOnly() {
+			sb = "ro"
 		}
 		opts := rw
 		for _, o := range []struct {
@@ -270,7 +288,7 @@ func mountInfoLines(b *strings.Builder, v *vfs.VirtualFilesystem, mountinfo bool
 		if mountinfo {
 			b.WriteString(strconv.FormatUint(m.ID, 10) + " " + strconv.FormatUint(m.Parent.ID, 10) + " " +
 				strconv.FormatUint(uint64(unix.Major(st.Dev)), 10) + ":" + strconv.FormatUint(uint64(unix.Minor(st.Dev)), 10) +
-				" / " + point + " " + opts + " - tmpfs " + mangle(m.Source) + " " + rw + m.Super() + "\n")
+				" / " + point + " " + opts + " - tmpfs " + mangle(m.Source) + " " + sb + m.Super() + "\n")
 		} else {
 			b.WriteString(mangle(m.Source) + " " + point + " tmpfs " + opts + m.Super() + " 0 0\n")
 		}
@@ -315,4 +333,111 @@ func lookupMount(r resolved) *vfs.Mount {
 		m = p
 	}
 	return m
+}
+
+// moveMountSentry serves move_mount(2) of a detached mount the guest made
+// with fsopen and fsmount (the mount API util-linux 2.39 and later use)
+// onto target r, a directory of the sentry's: the host's new tmpfs stays
+// the guest's, and a sentry mount with its options (its size, inodes,
+// root mode and owner, and mount flags, as statfs and statx show them)
+// takes its place there. Moving an attached mount, or one holding files
+// already, into the sentry's tree would put the host's files under it:
+// errUnserved; another file system type ENODEV, as mount(2).
+func moveMountSentry(c *sentry.Call, r resolved, fromFD int32, fromPath uintptr, flags uint32) sentry.Result {
+	if flags&moveMountFEmptyPath == 0 {
+		return sentry.Err(errUnserved)
+	}
+	if p, err := c.ReadPath(fromPath); err != nil || len(p) != 0 {
+		return sentry.Err(errUnserved)
+	}
+	if !c.Creds().Capable(vfs.CapSysAdmin) {
+		return sentry.Err(unix.EPERM)
+	}
+	fd, err := platform.GetFD(c.TID, fromFD)
+	if err != nil {
+		return sentry.Err(unix.EBADF)
+	}
+	defer unix.Close(fd)
+	var sfs unix.Statfs_t
+	var stx unix.Statx_t
+	if unix.Fstatfs(fd, &sfs) != nil || unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_BASIC_STATS|unix.STATX_MNT_ID, &stx) != nil {
+		return sentry.Err(unix.EINVAL)
+	}
+	if sfs.Type != unix.TMPFS_MAGIC {
+		return sentry.Err(unix.ENODEV)
+	}
+	if stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT == 0 {
+		// do_move_mount: not a mount's root.
+		return sentry.Err(unix.EINVAL)
+	}
+	if attachedMount(c, stx.Mnt_id, stx.Dev_major, stx.Dev_minor) || !emptyDir(fd) {
+		return sentry.Err(errUnserved)
+	}
+	data := "size=" + strconv.FormatUint(uint64(sfs.Blocks)*uint64(sfs.Bsize), 10) +
+		",nr_inodes=" + strconv.FormatUint(sfs.Files, 10) +
+		",mode=" + strconv.FormatUint(uint64(stx.Mode&07777), 8) +
+		",uid=" + strconv.FormatUint(uint64(stx.Uid), 10) + ",gid=" + strconv.FormatUint(uint64(stx.Gid), 10)
+	mounter := c.Kernel().Opts.Mounter
+	if mounter == nil {
+		return sentry.Err(unix.ENODEV)
+	}
+	m, err := mounter.NewMount("none", data, stx.Uid, stx.Gid)
+	if err != nil {
+		return sentry.ErrOf(errnoOf(err))
+	}
+	// The per-mount flags statfs reports (ST_* are MS_* but relatime).
+	mf := uint32(sfs.Flags) & (vfs.MountReadOnly | vfs.MountNoSuid | vfs.MountNoDev | vfs.MountNoExec | vfs.MountNoAtime | vfs.MountNoDirAtime)
+	if sfs.Flags&unix.ST_RELATIME != 0 {
+		mf |= vfs.MountRelatime
+	}
+	return graftSentry(c, r, m, mf, unix.EINVAL)
+}
+
+// attachedMount reports mount id mnt, or a mount of the file system on
+// device maj:min, in the guest's namespace: a mount that is attached, or
+// a clone of one (open_tree), rather than a new file system (fsmount).
+func attachedMount(c *sentry.Call, mnt uint64, maj, min uint32) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(c.TID)) + "/mountinfo")
+	if err != nil {
+		return true
+	}
+	id := strconv.FormatUint(mnt, 10)
+	dev := strconv.FormatUint(uint64(maj), 10) + ":" + strconv.FormatUint(uint64(min), 10)
+	for line := range strings.Lines(string(data)) {
+		// ID PARENT MAJ:MIN ...
+		if f := strings.Fields(line); len(f) > 2 && (f[0] == id || f[2] == dev) {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyDir reports a directory (dirfd, maybe O_PATH) with no entries.
+func emptyDir(dirfd int) bool {
+	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var buf [4096]byte
+	for {
+		n, err := unix.Getdents(fd, buf[:])
+		if err != nil {
+			return false
+		}
+		if n == 0 {
+			return true
+		}
+		for b := buf[:n]; len(b) > 0; {
+			reclen := int(b[16]) | int(b[17])<<8
+			name := b[19:reclen]
+			if i := strings.IndexByte(string(name), 0); i >= 0 {
+				name = name[:i]
+			}
+			if s := string(name); s != "." && s != ".." {
+				return false
+			}
+			b = b[reclen:]
+		}
+	}
 }

@@ -165,7 +165,9 @@ func Policies() []Policy {
 	served("served: a guest's mount in the sentry is unmounted (EBUSY while a file, working directory, mapping or mount is in it, MNT_DETACH lazy); the sandbox's own mounts are locked, EINVAL (under them is the namespace's cover); a host target passes (mount.go)",
 		unix.SYS_UMOUNT2)
 	checked(whyMount, unix.SYS_PIVOT_ROOT, unix.SYS_QUOTACTL)
-	checked(whyMountAt, unix.SYS_OPEN_TREE, unix.SYS_OPEN_TREE_ATTR, unix.SYS_MOVE_MOUNT, unix.SYS_FSPICK,
+	served("served: a new, empty tmpfs from fsmount moved onto a sentry directory is a new sentry mount with its options, as mount(2) (mount.go); an attached or cloned mount, or one holding files, errUnserved there; host ends as whyMountAt",
+		unix.SYS_MOVE_MOUNT)
+	checked(whyMountAt, unix.SYS_OPEN_TREE, unix.SYS_OPEN_TREE_ATTR, unix.SYS_FSPICK,
 		unix.SYS_MOUNT_SETATTR, unix.SYS_FANOTIFY_MARK)
 	checked("checked: SET_PATH and SET_PATH_EMPTY resolved as paths, SET_FD may not be a virtual fd, string values of path parameters (source, overlay layers) resolved (policy_mount.go)",
 		unix.SYS_FSCONFIG)

@@ -256,6 +256,22 @@ func MoveMount(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if res := hostPathOrEmpty(c, int32(args[0]), args[1], flags&moveMountFSymlinks != 0, flags&moveMountFEmptyPath != 0); res.Action != platform.Passthrough {
 		return res
 	}
+	if flags&moveMountTEmptyPath == 0 || args[3] != 0 {
+		r, err := resolveAt(c, int32(args[2]), args[3], flags&moveMountTSymlinks != 0, flags&moveMountTEmptyPath != 0)
+		switch {
+		case err != nil:
+			return sentry.ErrOf(err)
+		case r.file != nil:
+			r.file.DecRef()
+			return sentry.Err(errUnserved)
+		case r.host:
+			return sentry.Pass()
+		case r.Dentry == nil:
+			return sentry.Err(unix.ENOENT)
+		}
+		// A tmpfs made with fsmount onto a sentry directory.
+		return moveMountSentry(c, r, int32(args[0]), args[1], flags)
+	}
 	return hostPathOrEmpty(c, int32(args[2]), args[3], flags&moveMountTSymlinks != 0, flags&moveMountTEmptyPath != 0)
 }
 

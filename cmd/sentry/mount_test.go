@@ -94,6 +94,9 @@ bind host into /tmp: ENOTSUP
 bind host /tmp into /tmp: ENOTSUP
 move /tmp: ENOTSUP
 other type into /tmp: ENODEV
+move_mount host mount in: ENOTSUP
+move_mount open_tree clone in: ENOTSUP
+/tmp/mv: [] EINVAL
 mount relative: ok
 drop relative: written
 umount relative: ok

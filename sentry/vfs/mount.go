@@ -39,7 +39,17 @@ type Mount struct {
 	detached atomic.Bool
 	// superOpts replaces SuperOptions once a remount changed them.
 	superOpts atomic.Pointer[string]
+	// sbReadOnly is the superblock's read-only state (SB_RDONLY), which
+	// mountinfo's super options show: a mount made read-only alone
+	// (MS_BIND remount, fsmount's MOUNT_ATTR_RDONLY) leaves it.
+	sbReadOnly atomic.Bool
 }
+
+// SuperReadOnly reports a read-only superblock.
+func (m *Mount) SuperReadOnly() bool { return m.sbReadOnly.Load() }
+
+// SetSuperReadOnly sets it.
+func (m *Mount) SetSuperReadOnly(ro bool) { m.sbReadOnly.Store(ro) }
 
 // Super is SuperOptions, as a remount may have changed them.
 func (m *Mount) Super() string {

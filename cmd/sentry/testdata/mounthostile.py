@@ -54,6 +54,21 @@ print("bind host /tmp into /tmp:", mount("/tmp/b", None, MS_BIND, "/proc/1/root/
 print("move /tmp:", mount(host, None, 8192, "/tmp"))
 print("other type into /tmp:", mount("/tmp/b", "proc", 0, "proc"))
 
+# move_mount of a host mount (attached, or an open_tree clone of one)
+# into the sandbox's tmpfs: refused, it would put the host's files there.
+sc = libc.syscall
+sc.restype = ctypes.c_long
+os.mkdir("/tmp/mv")
+fd = os.open("/dev/shm", os.O_PATH)
+r = sc(429, fd, b"", -100, b"/tmp/mv", 4)
+print("move_mount host mount in:", "ok" if r == 0 else errno.errorcode[ctypes.get_errno()])
+os.close(fd)
+fd = sc(428, -100, b"/dev/shm", 1 | 0o2000000)
+r = sc(429, fd, b"", -100, b"/tmp/mv", 4)
+print("move_mount open_tree clone in:", "ok" if r == 0 else errno.errorcode[ctypes.get_errno()])
+os.close(fd)
+print("/tmp/mv:", os.listdir("/tmp/mv"), umount("/tmp/mv"))
+
 # A relative target after chdir: the sentry's working directory decides,
 # not the kernel's (which stayed on the host).
 os.chdir("/tmp")

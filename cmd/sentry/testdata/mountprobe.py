@@ -132,6 +132,14 @@ print("remount rw:", mount(m, flags=MS_REMOUNT))
 show("rw")
 print("write after rw:", e(lambda: open(m + "/f", "a").write("more")))
 
+# The mount alone read-only (do_reconfigure_mnt): the superblock stays
+# read-write.
+print("bind remount ro:", mount(m, flags=MS_REMOUNT | MS_BIND | MS_RDONLY))
+show("bindro")
+print("bind ro create:", e(lambda: os.open(m + "/bro", os.O_CREAT | os.O_WRONLY)))
+print("bind remount rw:", mount(m, flags=MS_REMOUNT | MS_BIND))
+show("bindrw")
+
 # Remount with new limits (shmem_reconfigure).
 print("remount size=2m:", mount(m, flags=MS_REMOUNT, data="size=2m"))
 show("resized")
@@ -223,6 +231,41 @@ os.chdir(d)
 print("mount relative:", mount("m"))
 print("relative mountinfo:", info(m))
 print("umount relative:", umount("m"))
+
+# The new mount API (util-linux 2.39 and later): fsopen, fsconfig,
+# fsmount, then move_mount onto the target.
+def newapi(target, opts=(), attrs=0):
+    sc = libc.syscall
+    sc.restype = ctypes.c_long
+    fs = sc(430, b"tmpfs", 1)
+    if fs < 0:
+        return "fsopen " + errno.errorcode[ctypes.get_errno()]
+    for k, v in opts:
+        if sc(431, fs, 1, k.encode(), v.encode(), 0) < 0:
+            return "fsconfig " + errno.errorcode[ctypes.get_errno()]
+    sc(431, fs, 6, None, None, 0)
+    mfd = sc(432, fs, 1, attrs)
+    os.close(fs)
+    if mfd < 0:
+        return "fsmount " + errno.errorcode[ctypes.get_errno()]
+    r = sc(429, mfd, b"", -100, target.encode(), 4)
+    res = "ok" if r == 0 else errno.errorcode[ctypes.get_errno()]
+    os.close(mfd)
+    return res
+
+
+print("new API mount:", newapi(m, [("size", "1m"), ("mode", "750"), ("uid", "7")]))
+show("newapi")
+print("new API write:", e(lambda: open(m + "/n", "w").write("n")))
+print("umount:", umount(m))
+print("new API read-only:", newapi(m, [("nr_inodes", "50")], 1 | 2 | 8))
+show("newapi-ro")
+print("new API ro write:", e(lambda: os.open(m + "/n", os.O_CREAT | os.O_WRONLY)))
+print("umount:", umount(m))
+print("new API on a file:", newapi(d + "/file"))
+print("new API on missing:", newapi(d + "/missing"))
+print("new API bad option:", newapi(m, [("size", "x")]))
+print("after:", info(m))
 
 # Without CAP_SYS_ADMIN.
 print("mount:", mount(m))
