@@ -124,3 +124,12 @@ mount after one umount: ok
 	}
 	checkHostTmp(t, tok+"-guest")
 }
+
+// TestTmpfsFlagOwner: --tmpfs takes uid= and gid= as mount -t tmpfs
+// does, for the root directory's owner.
+func TestTmpfsFlagOwner(t *testing.T) {
+	r := sandboxed(t, []string{"--tmpfs", "/tmp:uid=65534,gid=100,mode=750"}, "stat", "-c", "%u %g %a", "/tmp")
+	if r.code != 0 || r.stdout != "65534 100 750\n" {
+		t.Errorf("got %+v, want 65534 100 750", r)
+	}
+}

@@ -51,7 +51,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.stats, "stats", false, "print the counters as a table on stderr when the guest exits")
 	fs.StringVar(&f.statsJSON, "stats-json", "", "write the counters as JSON to `FILE` when the guest exits")
 	f.tmpfs = tmpfsFlag{specs: []string{"/tmp"}}
-	fs.Var(&f.tmpfs, "tmpfs", "serve `PATH[:size=N][,nr_inodes=N][,mode=M]` from an in-memory tmpfs, the options as mount -t tmpfs takes them (size in bytes with k, m, g, ... or % of RAM; repeatable; default /tmp; \"none\" mounts nothing). The guest sees an empty directory there, whatever the host has")
+	fs.Var(&f.tmpfs, "tmpfs", "serve `PATH[:size=N][,nr_inodes=N][,mode=M][,uid=U][,gid=G]` from an in-memory tmpfs, the options as mount -t tmpfs takes them (size in bytes with k, m, g, ... or % of RAM; repeatable; default /tmp; \"none\" mounts nothing). The guest sees an empty directory there, whatever the host has")
 	fs.StringVar(&f.closePath, "close-path", "sync", "how close(2) releases a file: sync (released inside close, the __fput_sync patch) or deferred (queued as task work, the stock kernel)")
 	fs.StringVar(&f.shortcut, "fstatat-shortcut", "on", "on: newfstatat(fd, \"\", buf, AT_EMPTY_PATH) is served as fstat(fd) without copying the path (the vfs_fstatat patch); off: it is walked like any path")
 	fs.StringVar(&f.fault, "inject-fault", "", "for testing the tests: `SYSCALL:ERRNO` makes every SYSCALL the sentry serves itself fail with ERRNO (e.g. fstat:EIO)")
