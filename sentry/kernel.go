@@ -41,6 +41,12 @@ type Options struct {
 	Umask uint32
 	// Mounts are the sentry's file systems.
 	Mounts []*vfs.Mount
+	// Mounter makes the tmpfs mounts the guest asks for (mount(2)); nil
+	// refuses them.
+	Mounter vfs.Mounter
+	// MountMax is fs.mount-max: the most mounts the guest's namespace
+	// holds, its own and the host's it sees.
+	MountMax int
 	// Scratch is an unmounted file system for files the sentry makes for
 	// the guest (the /proc files it serves).
 	Scratch *vfs.Mount

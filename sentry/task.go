@@ -97,7 +97,8 @@ type Task struct {
 	forking forkRecord
 
 	fdt *FDTable
-	fs  *FSContext
+	// fs is read by other tasks' calls (MountBusy).
+	fs atomic.Pointer[FSContext]
 	// fdtOf is fdt, readable by other tasks' calls without mu.
 	fdtOf atomic.Pointer[FDTable]
 
@@ -218,7 +219,7 @@ func (t *Task) setFDTable(f *FDTable) {
 func (t *Task) FDTable() *FDTable { return t.fdt }
 
 // FSContext returns the task's cwd and umask.
-func (t *Task) FSContext() *FSContext { return t.fs }
+func (t *Task) FSContext() *FSContext { return t.fs.Load() }
 
 // QueueRelease queues the release of f as task work (deferred close).
 func (t *Task) QueueRelease(f *vfs.FileDescription) {
@@ -288,8 +289,8 @@ func (t *Task) UnshareFDTable() {
 // unshare_fs copies a shared fs_struct; a copy of an unshared one is the
 // same thing.
 func (t *Task) UnshareFSContext() {
-	old := t.fs
-	t.fs = old.fork()
+	old := t.fs.Load()
+	t.fs.Store(old.fork())
 	old.mu.Lock()
 	old.users--
 	old.mu.Unlock()

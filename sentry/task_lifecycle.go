@@ -30,7 +30,7 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 			// Started at a mount point: in the sentry's tmpfs.
 			cwd = w.Location
 		}
-		child.fs = &FSContext{users: 1, cwd: cwd, umask: k.Opts.Umask & 0777}
+		child.fs.Store(&FSContext{users: 1, cwd: cwd, umask: k.Opts.Umask & 0777})
 	} else {
 		parent.mu.Lock()
 		flags := parent.forking.flags
@@ -70,12 +70,13 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 			before.Release()
 		}
 		if flags&unix.CLONE_FS != 0 {
-			parent.fs.mu.Lock()
-			parent.fs.users++
-			parent.fs.mu.Unlock()
-			child.fs = parent.fs
+			pfs := parent.fs.Load()
+			pfs.mu.Lock()
+			pfs.users++
+			pfs.mu.Unlock()
+			child.fs.Store(pfs)
 		} else {
-			child.fs = parent.fs.fork()
+			child.fs.Store(parent.fs.Load().fork())
 		}
 		parent.mu.Unlock()
 	}

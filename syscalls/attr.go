@@ -25,22 +25,53 @@ func setAttrAt(c *sentry.Call, dirfd int32, pathAddr uintptr, follow, emptyOK bo
 	if !ok {
 		return res
 	}
-	return setAttr(c, d.Inode(), a)
+	return setAttr(c, d, a)
 }
 
-// setAttr is notify_change: a symlink's mode cannot change (EOPNOTSUPP,
-// whichever way the symlink was reached: fchmodat2's AT_SYMLINK_NOFOLLOW,
-// AT_EMPTY_PATH of an O_PATH descriptor, or /proc/self/fd/N of one, which
-// leads to the symlink itself).
-func setAttr(c *sentry.Call, ino vfs.Inode, a *vfs.Attr) sentry.Result {
-	if a.Mask&vfs.AttrMode != 0 && ino.Mode()&unix.S_IFMT == unix.S_IFLNK {
-		return sentry.Err(unix.EOPNOTSUPP)
-	}
+// setAttr is notify_change after mnt_want_write: a symlink's mode cannot
+// change (EOPNOTSUPP, whichever way the symlink was reached: fchmodat2's
+// AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH of an O_PATH descriptor, or
+// /proc/self/fd/N of one, which leads to the symlink itself).
+func setAttr(c *sentry.Call, d vfs.Dentry, a *vfs.Attr) sentry.Result {
+	ino := d.Inode()
 	s, ok := ino.(vfs.AttrSetter)
 	if !ok {
 		return sentry.Err(unix.EPERM)
 	}
-	return retErr(s.SetAttr(c.Creds(), a))
+	if err := mntWantWrite(ino); err != nil {
+		return sentry.ErrOf(err)
+	}
+	if a.Mask&vfs.AttrMode != 0 && ino.Mode()&unix.S_IFMT == unix.S_IFLNK {
+		return sentry.Err(unix.EOPNOTSUPP)
+	}
+	if err := s.SetAttr(c.Creds(), a); err != nil {
+		return sentry.ErrOf(err)
+	}
+	notifyChild(d, attrEvent(a.Mask))
+	return sentry.Ret(0)
+}
+
+// attrEvent is the dnotify event of a change (fsnotify_change): an
+// owner, mode or both times is FS_ATTRIB, atime alone FS_ACCESS, mtime
+// alone FS_MODIFY.
+func attrEvent(mask uint32) uint32 {
+	switch {
+	case mask&(vfs.AttrMode|vfs.AttrUID|vfs.AttrGID) != 0, mask&(vfs.AttrAtime|vfs.AttrMtime) == vfs.AttrAtime|vfs.AttrMtime:
+		return vfs.DNAttrib
+	case mask&vfs.AttrAtime != 0:
+		return vfs.DNAccess
+	case mask&vfs.AttrMtime != 0:
+		return vfs.DNModify
+	}
+	return 0
+}
+
+// notifyChild raises event in the directory holding d, for a dnotify
+// watch there (fs/tmpfs/dnotify.go).
+func notifyChild(d vfs.Dentry, event uint32) {
+	if n, ok := d.(vfs.ChildNotifier); ok && event != 0 {
+		n.NotifyChild(event)
+	}
 }
 
 // setAttrFD applies a to a virtual fd (fchmod, fchown, futimens);
@@ -51,7 +82,7 @@ func setAttrFD(c *sentry.Call, fd int32, a *vfs.Attr) sentry.Result {
 		return res
 	}
 	defer f.DecRef()
-	return setAttr(c, f.Inode, a)
+	return setAttr(c, f.Dentry, a)
 }
 
 func modeAttr(mode uintptr) *vfs.Attr {
@@ -87,7 +118,7 @@ func Fchmodat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	}
 	if r.file != nil {
 		defer r.file.DecRef()
-		return setAttr(c, r.file.Inode, modeAttr(args[2]))
+		return setAttr(c, r.file.Dentry, modeAttr(args[2]))
 	}
 	if r.host {
 		return sentry.Pass()
@@ -95,7 +126,7 @@ func Fchmodat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
 	}
-	return setAttr(c, r.Dentry.Inode(), modeAttr(args[2]))
+	return setAttr(c, r.Dentry, modeAttr(args[2]))
 }
 
 // ownerAttr is chown's (uid, gid), where -1 leaves one unchanged.
@@ -256,7 +287,7 @@ func futimesat(c *sentry.Call, dirfd int32, pathAddr, times uintptr) sentry.Resu
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
 	}
-	return setAttr(c, r.Dentry.Inode(), a)
+	return setAttr(c, r.Dentry, a)
 }
 
 // Utime is utime(path, struct utimbuf *) (seconds only).
@@ -281,5 +312,5 @@ func Utime(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
 	}
-	return setAttr(c, r.Dentry.Inode(), a)
+	return setAttr(c, r.Dentry, a)
 }

@@ -56,6 +56,9 @@ func unlinkat(c *sentry.Call, dirfd int32, pathAddr uintptr, flags uint32) sentr
 		}
 		return sentry.Err(unix.EISDIR)
 	}
+	if err := mntWantWrite(r.Parent.Inode()); err != nil {
+		return sentry.ErrOf(err)
+	}
 	if r.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
 	}
@@ -93,6 +96,9 @@ func mkdirat(c *sentry.Call, dirfd int32, pathAddr uintptr, mode uint32) sentry.
 	}
 	if r.Dentry != nil || r.Name == "" || r.Name == "." || r.Name == ".." {
 		return sentry.Err(unix.EEXIST)
+	}
+	if err := mntWantWrite(r.Parent.Inode()); err != nil {
+		return sentry.ErrOf(err)
 	}
 	mode = mode & (0777 | unix.S_ISVTX) &^ c.FSContext().Umask()
 	_, err = r.Parent.Mkdir(r.Name, mode, c.Creds())

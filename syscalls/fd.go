@@ -5,6 +5,7 @@ import (
 
 	"sentry/platform"
 	"sentry/sentry"
+	"sentry/sentry/vfs"
 )
 
 // The dup family runs on the host, which allocates the number, checks the
@@ -96,6 +97,24 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 			return sentry.Ret(1)
 		}
 		return sentry.Ret(0)
+	case unix.F_NOTIFY:
+		// The host keeps the watch on the placeholder, an open of the
+		// directory's backing, which then mirrors the directory
+		// (fs/tmpfs/dnotify.go). check_fcntl_cmd: not on O_PATH.
+		f := fdt.Get(fd)
+		if f == nil {
+			// Closed by another thread since: the host's EBADF.
+			return sentry.Pass()
+		}
+		defer f.DecRef()
+		if f.IsPath() {
+			return sentry.Err(unix.EBADF)
+		}
+		if w, ok := f.Dentry.(vfs.DirWatcher); ok && f.Inode.Mode()&unix.S_IFMT == unix.S_IFDIR {
+			if err := w.Watch(); err != nil {
+				return sentry.ErrOf(err)
+			}
+		}
 	case unix.F_GETFL, unix.F_SETFL:
 		// An O_PATH description's placeholder is not an O_PATH file
 		// (fs/tmpfs/storage.go, openAnon): the sentry answers for it,

@@ -88,6 +88,8 @@ func getdents(c *sentry.Call, args *platform.SyscallArgs, legacy bool) sentry.Re
 		off = next
 		return true
 	})
+	// iterate_dir: fsnotify_access, whatever the outcome.
+	notifyChild(f.Dentry, vfs.DNAccess)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -134,6 +136,9 @@ func symlinkat(c *sentry.Call, targetAddr uintptr, dirfd int32, pathAddr uintptr
 	}
 	if r.TrailingSlash {
 		return sentry.Err(unix.ENOENT)
+	}
+	if err := mntWantWrite(r.Parent.Inode()); err != nil {
+		return sentry.ErrOf(err)
 	}
 	_, err = r.Parent.Symlink(r.Name, tgt, c.Creds())
 	return retErr(err)
@@ -262,7 +267,12 @@ func linkat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAddr
 		// for a directory, which a link never makes.
 		return sentry.Err(unix.ENOENT)
 	}
-	if o.host || o.Mount != n.Mount {
+	// filename_create reports EROFS after the name's own errors, and
+	// do_linkat compares the mounts after that.
+	if err := mntWantWrite(n.Parent.Inode()); err != nil {
+		return sentry.ErrOf(err)
+	}
+	if o.host || o.Mount != lookupMount(n) {
 		return sentry.Err(unix.EXDEV)
 	}
 	if o.Dentry.Inode().Mode()&unix.S_IFMT == unix.S_IFDIR {
@@ -408,7 +418,7 @@ func renameat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAd
 			return sentry.ErrOf(err)
 		}
 	}
-	if o.host != n.host || o.Mount != n.Mount {
+	if o.host != n.host || lookupMount(o) != lookupMount(n) {
 		return sentry.Err(unix.EXDEV)
 	}
 	if flags&unix.RENAME_WHITEOUT != 0 {
@@ -416,6 +426,9 @@ func renameat(c *sentry.Call, olddir int32, oldAddr uintptr, newdir int32, newAd
 	}
 	if o.Name == "" || o.Name == "." || o.Name == ".." || n.Name == "" || n.Name == "." || n.Name == ".." {
 		return sentry.Err(unix.EBUSY)
+	}
+	if err := mntWantWrite(o.Parent.Inode()); err != nil {
+		return sentry.ErrOf(err)
 	}
 	if o.Dentry == nil {
 		return sentry.Err(unix.ENOENT)
@@ -487,6 +500,9 @@ func Truncate(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	default:
 		return sentry.Err(unix.EINVAL)
 	}
+	if err := mntWantWrite(ino); err != nil {
+		return sentry.ErrOf(err)
+	}
 	if err := ino.CheckPermission(c.Creds(), vfs.MayWrite); err != nil {
 		return sentry.ErrOf(err)
 	}
@@ -498,7 +514,11 @@ func Truncate(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 			return sentry.Err(unix.EFBIG)
 		}
 	}
-	return retErr(ino.Truncate(length, c.Creds()))
+	if err := ino.Truncate(length, c.Creds()); err != nil {
+		return sentry.ErrOf(err)
+	}
+	notifyChild(r.Dentry, vfs.DNModify)
+	return sentry.Ret(0)
 }
 
 // fsizeLimit is the guest's RLIMIT_FSIZE soft limit; ok is false when it

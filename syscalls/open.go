@@ -137,6 +137,9 @@ func openat(c *sentry.Call, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		if !ok {
 			return sentry.Err(unix.EOPNOTSUPP)
 		}
+		if err := mntWantWrite(r.Dentry.Inode()); err != nil {
+			return sentry.ErrOf(err)
+		}
 		if err := r.Dentry.Inode().CheckPermission(c.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
 			return sentry.ErrOf(err)
 		}
@@ -158,6 +161,10 @@ func openat(c *sentry.Call, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		}
 		if r.TrailingSlash {
 			return sentry.Err(unix.EISDIR)
+		}
+		if err := mntWantWrite(r.Parent.Inode()); err != nil {
+			// lookup_open: the create the file needs.
+			return sentry.ErrOf(err)
 		}
 		if err := r.Parent.Inode().CheckPermission(c.Creds(), vfs.MayWrite|vfs.MayExec); err != nil {
 			return sentry.ErrOf(err)
@@ -221,6 +228,7 @@ func openExisting(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, trai
 			if err := ino.Truncate(0, c.Creds()); err != nil {
 				return sentry.ErrOf(err)
 			}
+			notifyChild(d, vfs.DNModify)
 		}
 	}
 	return installOpen(c, m, d, flags, nil)
@@ -237,7 +245,13 @@ func installOpen(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, undo 
 	f := vfs.NewFileDescription(m, d, fileFlags(flags))
 	defer f.DecRef()
 	f.Created = undo != nil
-	hfd, err := d.Inode().OpenHost(flags)
+	var hfd int
+	var err error
+	if o, ok := d.(vfs.NamedOpener); ok {
+		hfd, err = o.OpenHostNamed(flags)
+	} else {
+		hfd, err = d.Inode().OpenHost(flags)
+	}
 	if err != nil {
 		if undo != nil {
 			undo()

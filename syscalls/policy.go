@@ -123,7 +123,7 @@ func Policies() []Policy {
 		unix.SYS_MKNOD, unix.SYS_MKNODAT, unix.SYS_STATFS, unix.SYS_FSTATFS)
 	served("served: the host allocates and checks, the sentry's table follows at the call's exit (fd.go, close.go)",
 		unix.SYS_DUP, unix.SYS_DUP2, unix.SYS_DUP3, unix.SYS_CLOSE_RANGE)
-	served("served: descriptor commands run on the host and the table follows (fd.go); F_DUPFD_QUERY only compares",
+	served("served: descriptor commands run on the host and the table follows (fd.go); F_DUPFD_QUERY only compares; F_NOTIFY on a sentry directory is the host's on its placeholder, whose backing then mirrors the directory's changes (fs/tmpfs/dnotify.go)",
 		unix.SYS_FCNTL)
 	served("served: FIOCLEX and FIONCLEX on a virtual fd update the sentry's table, its other requests act on the backing (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
 		unix.SYS_IOCTL)
@@ -158,10 +158,16 @@ func Policies() []Policy {
 	checked(whyUnservedPath,
 		unix.SYS_CHROOT, unix.SYS_ACCT,
 		unix.SYS_INOTIFY_ADD_WATCH, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_FILE_GETATTR, unix.SYS_FILE_SETATTR)
-	checked(whyMount, unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT)
+	served("served: a tmpfs mounted on a sentry directory by a guest with CAP_SYS_ADMIN is a new sentry mount (EPERM without, as may_mount), with MS_RDONLY, the other per-mount flags and MS_REMOUNT; another type there ENODEV (a host file system inside the sentry's tree would put host files under it), bind, move and propagation there errUnserved; the sandbox's own mounts are locked (remount EPERM); a host target passes with the resolved paths, as whyMount (mount.go, policy_mount.go)",
+		unix.SYS_MOUNT)
+	served("served: a guest's mount in the sentry is unmounted (EBUSY while a file, working directory, mapping or mount is in it, MNT_DETACH lazy); the sandbox's own mounts are locked, EINVAL (under them is the namespace's cover); a host target passes (mount.go)",
+		unix.SYS_UMOUNT2)
+	checked(whyMount, unix.SYS_PIVOT_ROOT)
 	checked("checked: special in a sentry mount is Linux's quotactl_block on a tmpfs file (ENOENT, ENOTBLK); a Q_QUOTAON quota file there is on another file system (EPERM without CAP_SYS_ADMIN, else EXDEV); host paths pass with the sentry's resolution (policy_mount.go)",
 		unix.SYS_QUOTACTL)
-	checked(whyMountAt, unix.SYS_OPEN_TREE, unix.SYS_OPEN_TREE_ATTR, unix.SYS_MOVE_MOUNT, unix.SYS_FSPICK,
+	served("served: a new, empty tmpfs from fsmount moved onto a sentry directory is a new sentry mount with its options, as mount(2) (mount.go); an attached or cloned mount, or one holding files, errUnserved there; host ends as whyMountAt",
+		unix.SYS_MOVE_MOUNT)
+	checked(whyMountAt, unix.SYS_OPEN_TREE, unix.SYS_OPEN_TREE_ATTR, unix.SYS_FSPICK,
 		unix.SYS_MOUNT_SETATTR, unix.SYS_FANOTIFY_MARK)
 	checked("checked: SET_PATH and SET_PATH_EMPTY resolved as paths, SET_FD may not be a virtual fd, string values of path parameters (source, overlay layers) resolved (policy_mount.go)",
 		unix.SYS_FSCONFIG)

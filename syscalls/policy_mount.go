@@ -44,7 +44,11 @@ func Mount(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if flags&msMgcMsk == msMgcVal {
 		flags &^= msMgcMsk
 	}
-	if res, ok := hostPathAt(c, unix.AT_FDCWD, args[1], true, false); !ok {
+	r, res, ok := mountTarget(c, args[1], true)
+	if ok {
+		return mountSentry(c, r, args, flags)
+	}
+	if res.Action != platform.Passthrough {
 		return res
 	}
 	source := false
@@ -182,8 +186,35 @@ const umountNoFollow = 0x8
 
 // Umount2 is umount2(target, flags).
 func Umount2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	res, _ := hostPathAt(c, unix.AT_FDCWD, args[0], uint32(args[1])&umountNoFollow == 0, false)
-	return res
+	flags := uint32(args[1])
+	if flags&^umountMask != 0 {
+		// ksys_umount, before the lookup.
+		return sentry.Err(unix.EINVAL)
+	}
+	r, res, ok := mountTarget(c, args[0], flags&umountNoFollow == 0)
+	if !ok {
+		return res
+	}
+	return umountSentry(c, r, flags)
+}
+
+// mountTarget resolves the target of mount or umount2: a file of the
+// sentry's (ok), a host path (the call passes: res is Pass), or the
+// call's answer.
+func mountTarget(c *sentry.Call, addr uintptr, follow bool) (r resolved, res sentry.Result, ok bool) {
+	r, err := resolveAt(c, unix.AT_FDCWD, addr, follow, false)
+	switch {
+	case err != nil:
+		return r, sentry.ErrOf(err), false
+	case r.file != nil:
+		r.file.DecRef()
+		return r, sentry.Err(errUnserved), false
+	case r.host:
+		return r, sentry.Pass(), false
+	case r.Dentry == nil:
+		return r, sentry.Err(unix.ENOENT), false
+	}
+	return r, res, true
 }
 
 // PivotRoot is pivot_root(new_root, put_old): two directories, followed.
@@ -225,6 +256,22 @@ func MoveMount(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	flags := uint32(args[4])
 	if res := hostPathOrEmpty(c, int32(args[0]), args[1], flags&moveMountFSymlinks != 0, flags&moveMountFEmptyPath != 0); res.Action != platform.Passthrough {
 		return res
+	}
+	if flags&moveMountTEmptyPath == 0 || args[3] != 0 {
+		r, err := resolveAt(c, int32(args[2]), args[3], flags&moveMountTSymlinks != 0, flags&moveMountTEmptyPath != 0)
+		switch {
+		case err != nil:
+			return sentry.ErrOf(err)
+		case r.file != nil:
+			r.file.DecRef()
+			return sentry.Err(errUnserved)
+		case r.host:
+			return sentry.Pass()
+		case r.Dentry == nil:
+			return sentry.Err(unix.ENOENT)
+		}
+		// A tmpfs made with fsmount onto a sentry directory.
+		return moveMountSentry(c, r, int32(args[0]), args[1], flags)
 	}
 	return hostPathOrEmpty(c, int32(args[2]), args[3], flags&moveMountTSymlinks != 0, flags&moveMountTEmptyPath != 0)
 }

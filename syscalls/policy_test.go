@@ -133,6 +133,14 @@ func ifCap(c uint, errno int) int {
 	return -1
 }
 
+// capOr is with when the test runs with capability c, else without.
+func capOr(c uint, with, without unix.Errno) int {
+	if e := ifCap(c, int(with)); e >= 0 {
+		return e
+	}
+	return int(without)
+}
+
 // TestCheckedHandlers: the checked calls in process, with virtual fd 100
 // (a sentry file) and host fd 0: a virtual fd or a path into the mount is
 // refused with the errno the policy gives, a host one passes.
@@ -179,7 +187,14 @@ func TestCheckedHandlers(t *testing.T) {
 		{"fsconfig SET_FD virtual", unix.SYS_FSCONFIG, []uintptr{0, 5, addr(cstr("source")), 0, 100}, int(unix.EOPNOTSUPP)},
 		{"fsconfig source in mount", unix.SYS_FSCONFIG, []uintptr{0, 1, addr(cstr("source")), addr(inMount), 0}, int(unix.EOPNOTSUPP)},
 		{"fsconfig other key", unix.SYS_FSCONFIG, []uintptr{0, 1, addr(cstr("size")), addr(inMount), 0}, pass},
-		{"mount target in mount", unix.SYS_MOUNT, []uintptr{addr(cstr("none")), addr(inMount), addr(cstr("tmpfs")), 0, 0}, int(unix.EOPNOTSUPP)},
+		{"mount target missing in mount", unix.SYS_MOUNT, []uintptr{addr(cstr("none")), addr(inMount), addr(cstr("tmpfs")), 0, 0}, int(unix.ENOENT)},
+		{"mount tmpfs in mount, no mounter", unix.SYS_MOUNT, []uintptr{addr(cstr("none")), addr(cstr(mountPoint)), addr(cstr("tmpfs")), 0, 0}, capOr(unix.CAP_SYS_ADMIN, unix.ENODEV, unix.EPERM)},
+		{"mount ramfs in mount", unix.SYS_MOUNT, []uintptr{addr(cstr("none")), addr(cstr(mountPoint)), addr(cstr("ramfs")), 0, 0}, capOr(unix.CAP_SYS_ADMIN, unix.ENODEV, unix.EPERM)},
+		{"mount bind onto mount", unix.SYS_MOUNT, []uintptr{addr(onHost), addr(cstr(mountPoint)), 0, 0x1000, 0}, capOr(unix.CAP_SYS_ADMIN, unix.EOPNOTSUPP, unix.EPERM)},
+		{"remount the sandbox's mount", unix.SYS_MOUNT, []uintptr{0, addr(cstr(mountPoint)), 0, 0x21, 0}, capOr(unix.CAP_SYS_ADMIN, unix.EPERM, unix.EPERM)},
+		{"umount2 of the sandbox's mount", unix.SYS_UMOUNT2, []uintptr{addr(cstr(mountPoint)), 0}, capOr(unix.CAP_SYS_ADMIN, unix.EINVAL, unix.EPERM)},
+		{"umount2 lazy of the sandbox's mount", unix.SYS_UMOUNT2, []uintptr{addr(cstr(mountPoint)), 2}, capOr(unix.CAP_SYS_ADMIN, unix.EINVAL, unix.EPERM)},
+		{"umount2 bad flags", unix.SYS_UMOUNT2, []uintptr{addr(cstr(mountPoint)), 0x100}, int(unix.EINVAL)},
 		{"mount tmpfs on host", unix.SYS_MOUNT, []uintptr{addr(cstr("x")), addr(onHost), addr(cstr("tmpfs")), 0, 0}, pass},
 		{"mount bind source in mount", unix.SYS_MOUNT, []uintptr{addr(inMount), addr(onHost), 0, 0x1000, 0}, int(unix.EOPNOTSUPP)},
 		{"mount ext4 source in mount", unix.SYS_MOUNT, []uintptr{addr(inMount), addr(onHost), addr(cstr("ext4")), 0, 0}, int(unix.EOPNOTSUPP)},

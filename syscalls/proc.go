@@ -68,6 +68,7 @@ func mountsFileContents(c *sentry.Call, hostPath string, mountinfo bool) ([]byte
 			b.WriteString(m.Source + " " + m.Point + " tmpfs " + m.SuperOptions + ",nosuid,nodev,relatime 0 0\n")
 		}
 	}
+	mountInfoLines(&b, c.Kernel().VFS, mountinfo)
 	return []byte(b.String()), nil
 }
 

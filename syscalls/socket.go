@@ -116,6 +116,9 @@ func Bind(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if r.Dentry != nil || r.Parent == nil {
 		return sentry.Err(unix.EADDRINUSE)
 	}
+	if err := mntWantWrite(r.Parent.Inode()); err != nil {
+		return sentry.ErrOf(err)
+	}
 	m, ok := r.Parent.(vfs.Mknoder)
 	if !ok {
 		return sentry.Err(unix.EPERM)

@@ -49,6 +49,9 @@ func mknodat(c *sentry.Call, dirfd int32, pathAddr uintptr, mode, dev uint32) se
 		// filename_create: a trailing slash asks for a directory.
 		return sentry.Err(unix.ENOENT)
 	}
+	if err := mntWantWrite(r.Parent.Inode()); err != nil {
+		return sentry.ErrOf(err)
+	}
 	perm := mode & 07777 &^ c.FSContext().Umask()
 	if typ == 0 || typ == unix.S_IFREG {
 		_, err = r.Parent.Create(r.Name, perm, c.Creds())

@@ -39,6 +39,15 @@ func Statfs(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 func statfsTo(c *sentry.Call, m *vfs.Mount, buf uintptr) sentry.Result {
 	var st unix.Statfs_t
 	m.FS.Statfs(&st)
+	if m.Parent != nil {
+		// A guest's mount: its flags (flags_by_mnt, ST_VALID).
+		f := m.Flags()
+		st.Flags = stValid | int64(f&^vfs.MountRelatime)
+		if f&vfs.MountRelatime != 0 {
+			// ST_RELATIME is not MS_RELATIME's bit.
+			st.Flags |= unix.ST_RELATIME
+		}
+	}
 	if err := c.CopyOut(buf, unsafe.Slice((*byte)(unsafe.Pointer(&st)), unsafe.Sizeof(st))); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
@@ -59,3 +68,6 @@ func fileFor(c *sentry.Call, fd int32) (f *vfs.FileDescription, res sentry.Resul
 	}
 	return f, res, true
 }
+
+// stValid is ST_VALID (statfs_by_dentry sets it).
+const stValid = 0x20

@@ -56,6 +56,7 @@ func xattrName(c *sentry.Call, addr uintptr) (string, error) {
 // host's or failed. The name is checked before either, as Linux does.
 type xattrTarget struct {
 	ino     vfs.Inode
+	d       vfs.Dentry
 	release func()
 }
 
@@ -66,7 +67,7 @@ func xattrAtPath(c *sentry.Call, dirfd int32, pathAddr uintptr, follow, emptyPat
 	}
 	if r.file != nil {
 		f := r.file
-		return xattrTarget{ino: f.Dentry.Inode(), release: func() { f.DecRef() }}, sentry.Result{}, true
+		return xattrTarget{ino: f.Dentry.Inode(), d: f.Dentry, release: func() { f.DecRef() }}, sentry.Result{}, true
 	}
 	if r.host {
 		return xattrTarget{}, sentry.Pass(), false
@@ -74,7 +75,7 @@ func xattrAtPath(c *sentry.Call, dirfd int32, pathAddr uintptr, follow, emptyPat
 	if r.Dentry == nil {
 		return xattrTarget{}, sentry.Err(unix.ENOENT), false
 	}
-	return xattrTarget{ino: r.Dentry.Inode(), release: func() {}}, sentry.Result{}, true
+	return xattrTarget{ino: r.Dentry.Inode(), d: r.Dentry, release: func() {}}, sentry.Result{}, true
 }
 
 func xattrAtFD(c *sentry.Call, fd int32) (xattrTarget, sentry.Result, bool) {
@@ -82,7 +83,7 @@ func xattrAtFD(c *sentry.Call, fd int32) (xattrTarget, sentry.Result, bool) {
 	if !ok {
 		return xattrTarget{}, res, false
 	}
-	return xattrTarget{ino: f.Dentry.Inode(), release: func() { f.DecRef() }}, sentry.Result{}, true
+	return xattrTarget{ino: f.Dentry.Inode(), d: f.Dentry, release: func() { f.DecRef() }}, sentry.Result{}, true
 }
 
 // xattrPermission is xattr_permission, then the security namespace's
@@ -201,6 +202,9 @@ func getxattr(c *sentry.Call, x xattrTarget, name string, valueAddr uintptr, siz
 // setxattr is do_setxattr (value nil: removexattr) on a resolved target.
 func setxattr(c *sentry.Call, x xattrTarget, name string, value []byte, flags uint32) sentry.Result {
 	defer x.release()
+	if err := mntWantWrite(x.ino); err != nil {
+		return sentry.ErrOf(err)
+	}
 	xi, err := xattrInode(c, x, name, true)
 	if err != nil {
 		return sentry.ErrOf(err)
@@ -231,7 +235,12 @@ func setxattr(c *sentry.Call, x xattrTarget, name string, value []byte, flags ui
 			return sentry.Err(unix.EPERM)
 		}
 	}
-	return retErr(xi.Setxattr(name, value, flags))
+	if err := xi.Setxattr(name, value, flags); err != nil {
+		return sentry.ErrOf(err)
+	}
+	// fsnotify_xattr.
+	notifyChild(x.d, vfs.DNAttrib)
+	return sentry.Ret(0)
 }
 
 // xattrCapsValid is validheader: a struct vfs_cap_data of revision 2 (20

@@ -162,7 +162,8 @@ func expect(t *testing.T, got, want map[string]string) {
 // to a working directory in /tmp (the kernel's stays at the host
 // directory the sandbox started in, which has files of those names), by a
 // virtual fd; mount(2) with a relative target is the issue's
-// reproduction. Nothing is mounted on the host directory.
+// reproduction (a tmpfs is now a sentry mount there). Nothing is mounted
+// on the host directory.
 func TestContainPathCalls(t *testing.T) {
 	asUsers(t, func(t *testing.T, u guestUser) {
 		tok, dir := token(t), hostDir(t)
@@ -186,10 +187,16 @@ func TestContainPathCalls(t *testing.T) {
 		// options, no block device; uselib as a kernel without it.
 		want["swapon"], want["swapoff"] = "ENOENT", "ENOENT"
 		want["quotactl"], want["quotactl_fd"], want["uselib"] = "ENOTBLK", "ENOSYS", "ENOSYS"
+		// A tmpfs mounted on /tmp/sub is a sentry mount (issue #15),
+		// by the sentry's working directory, never the kernel's (the
+		// host directory's sub); without CAP_SYS_ADMIN EPERM, as
+		// may_mount.
+		want["mount-rel"], want["mount-abs"], want["umount-rel"] = "ok", "ok", "ok"
 		if u.name == "nobody" {
 			// fsopen itself needs CAP_SYS_ADMIN.
 			want["fsconfig-source"], want["fsconfig-path"], want["fsconfig-fd"] = "EPERM", "EPERM", "EPERM"
 			want["swapon"], want["swapoff"] = "EPERM", "EPERM"
+			want["mount-rel"], want["mount-abs"], want["umount-rel"] = "EPERM", "EPERM", "EPERM"
 		}
 		expect(t, got, want)
 		unmountUnder(t, dir)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -135,4 +136,17 @@ func startCwd(cwd string, specs []tmpfs.MountSpec) string {
 		fmt.Fprintf(os.Stderr, "sentry: the working directory %s is hidden by the tmpfs at %s: the guest starts at %s\n", phys, point, point)
 	}
 	return point
+}
+
+// readIntFile is the integer in file name (a sysctl), or def.
+func readIntFile(name string, def int) int {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return def
+	}
+	return n
 }

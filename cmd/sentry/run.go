@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -40,6 +41,7 @@ type runFlags struct {
 	shortcut  string
 	fault     string
 	platform  string
+	mountMax  int
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -49,11 +51,12 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.stats, "stats", false, "print the counters as a table on stderr when the guest exits")
 	fs.StringVar(&f.statsJSON, "stats-json", "", "write the counters as JSON to `FILE` when the guest exits")
 	f.tmpfs = tmpfsFlag{specs: []string{"/tmp"}}
-	fs.Var(&f.tmpfs, "tmpfs", "serve `PATH[:size=N][,nr_inodes=N][,mode=M]` from an in-memory tmpfs, the options as mount -t tmpfs takes them (size in bytes with k, m, g, ... or % of RAM; repeatable; default /tmp; \"none\" mounts nothing). The guest sees an empty directory there, whatever the host has")
+	fs.Var(&f.tmpfs, "tmpfs", "serve `PATH[:size=N][,nr_inodes=N][,mode=M][,uid=U][,gid=G]` from an in-memory tmpfs, the options as mount -t tmpfs takes them (size in bytes with k, m, g, ... or % of RAM; repeatable; default /tmp; \"none\" mounts nothing). The guest sees an empty directory there, whatever the host has")
 	fs.StringVar(&f.closePath, "close-path", "sync", "how close(2) releases a file: sync (released inside close, the __fput_sync patch) or deferred (queued as task work, the stock kernel)")
 	fs.StringVar(&f.shortcut, "fstatat-shortcut", "on", "on: newfstatat(fd, \"\", buf, AT_EMPTY_PATH) is served as fstat(fd) without copying the path (the vfs_fstatat patch); off: it is walked like any path")
 	fs.StringVar(&f.fault, "inject-fault", "", "for testing the tests: `SYSCALL:ERRNO` makes every SYSCALL the sentry serves itself fail with ERRNO (e.g. fstat:EIO)")
 	fs.StringVar(&f.platform, "platform", defaultPlatform(), "how calls are trapped: ptrace (every trapped call stops the guest for the tracer) or unotify (the hot calls -- open, close, stat, read, write, ... -- are served by seccomp user notification without a ptrace stop; fork, exec and the rest still stop). Default from $SENTRY_PLATFORM, else ptrace")
+	fs.IntVar(&f.mountMax, "mount-max", 0, "the most mounts the guest's mount namespace holds, the guest's tmpfs mounts in the sandbox's directories included (as the fs.mount-max sysctl; 0: the host's)")
 	fs.IntVar(&f.cpu, "cpu", 0, "pin the tracer and the guest to this CPU (a trap then stays on one CPU, several times faster on a VM); -1 leaves them unpinned")
 }
 
@@ -116,7 +119,8 @@ func run(f *runFlags, argv []string) int {
 		return exitSandbox
 	}
 	sweepStores()
-	mounts, err := tmpfs.NewMounts(specs, tmpfs.CurrentHost())
+	mounter := tmpfs.NewMounter(tmpfs.CurrentHost())
+	mounts, err := mounter.Mounts(specs)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		return exitSandbox
@@ -134,6 +138,9 @@ func run(f *runFlags, argv []string) int {
 		Mounts:  mounts,
 		Scratch: scratch,
 		Creds:   creds,
+		Mounter: mounter,
+		// fs.mount-max, the kernel's default if unreadable.
+		MountMax: cmp.Or(f.mountMax, readIntFile("/proc/sys/fs/mount-max", 100000)),
 	}
 	switch f.platform {
 	case "ptrace", "unotify":

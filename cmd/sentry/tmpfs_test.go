@@ -38,7 +38,8 @@ func TestTmpfsOptionErrors(t *testing.T) {
 		{"/tmp:size=1x", "tmpfs: Bad value for 'size'"},
 		{"/tmp:nr_inodes=1%", "tmpfs: Bad value for 'nr_inodes'"},
 		{"/tmp:mode=8", "tmpfs: Bad value for 'mode'"},
-		{"/tmp:uid=0", "tmpfs: Unsupported parameter 'uid'"},
+		{"/tmp:huge=always", "tmpfs: Unsupported parameter 'huge'"},
+		{"/tmp:uid=-1", "tmpfs: Bad value for 'uid'"},
 		{"/tmp:sise=1m", "tmpfs: Unknown parameter 'sise'"},
 	} {
 		r := runCmd(t, "", sentryBin, "run", "--tmpfs", tc.spec, "--", "true")

@@ -115,14 +115,14 @@ func (fs *Filesystem) Check() error {
 	if xspace != fs.xattrSpace {
 		return fmt.Errorf("xattr space %d, but live inodes' attributes take %d", fs.xattrSpace, xspace)
 	}
-	if fs.opts.MaxInodes > 0 && fs.ispaceUsedLocked() > fs.opts.MaxInodes*bogoInodeSize {
-		return fmt.Errorf("inode space %d exceeds nr_inodes %d", fs.ispaceUsedLocked(), fs.opts.MaxInodes)
+	if fs.maxInodes > 0 && fs.ispaceUsedLocked() > fs.maxInodes*bogoInodeSize {
+		return fmt.Errorf("inode space %d exceeds nr_inodes %d", fs.ispaceUsedLocked(), fs.maxInodes)
 	}
 	if used := fs.usedPages.Load(); used != pages {
 		return fmt.Errorf("used pages %d, but live inodes hold %d", used, pages)
 	}
-	if fs.maxPages > 0 && pages > fs.maxPages {
-		return fmt.Errorf("used pages %d exceed the limit %d", pages, fs.maxPages)
+	if maxPages := fs.maxPages.Load(); maxPages > 0 && pages > maxPages {
+		return fmt.Errorf("used pages %d exceed the limit %d", pages, maxPages)
 	}
 	if fs.store.closed {
 		return fmt.Errorf("store released")

@@ -93,6 +93,15 @@ func (d *dentry) Lookup(name string) (vfs.Dentry, error) {
 // shmem_link). The link count of d for a subdirectory is the caller's.
 // fs.mu must be held for writing.
 func (d *dentry) insertLocked(name string, child *dentry, now int64) {
+	d.insertEntryLocked(name, child, now)
+	if d.inode.watched.Load() {
+		d.fs.store.mirrorCreate(d.inode.ino, name, child.inode)
+	}
+}
+
+// insertEntryLocked is insertLocked without the dnotify event (rename
+// makes its own).
+func (d *dentry) insertEntryLocked(name string, child *dentry, now int64) {
 	dd := d.inode.dir
 	child.parent = d
 	child.name = name
@@ -110,6 +119,14 @@ func (d *dentry) insertLocked(name string, child *dentry, now int64) {
 // updating d's mtime and ctime (shmem_unlink). child keeps its parent and
 // name. fs.mu must be held for writing.
 func (d *dentry) removeLocked(child *dentry, now int64) {
+	if d.inode.watched.Load() {
+		d.fs.store.mirrorDelete(d.inode.ino, child.name)
+	}
+	d.removeEntryLocked(child, now)
+}
+
+// removeEntryLocked is removeLocked without the dnotify event.
+func (d *dentry) removeEntryLocked(child *dentry, now int64) {
 	dd := d.inode.dir
 	delete(dd.entries, child.name)
 	k := dd.search(child.pos)

@@ -56,11 +56,22 @@ type Options struct {
 type Filesystem struct {
 	// opts is immutable after New.
 	opts Options
-	// maxPages is opts.SizeLimit in pages; 0 is unlimited. Immutable.
-	maxPages int64
+	// maxPages is the size limit in pages (opts.SizeLimit, or a
+	// remount's size=); 0 is unlimited. Changed under pageMu.
+	maxPages atomic.Int64
+	// maxInodes is nr_inodes= (opts.MaxInodes, or a remount's); 0 is
+	// unlimited. Guarded by mu.
+	maxInodes int64
 
 	// store holds the regular files' data (storage.go). Immutable.
 	store *store
+	// readOnly is set on a read-only mount (remount.go).
+	readOnly atomic.Bool
+	// mirrorSeq names the store's passing names of dnotify's mirrors
+	// (dnotify.go).
+	mirrorSeq atomic.Uint64
+	// watches is set once a directory was watched.
+	watches atomic.Bool
 
 	// usedPages is the number of pages the sentry allocated itself: long
 	// symlinks' targets (file data is the store's, which counts its own).
@@ -91,14 +102,14 @@ type Filesystem struct {
 // with its store (storage.go); Release frees the store.
 func New(opts Options) (*Filesystem, error) {
 	fs := &Filesystem{
-		opts:     opts,
-		maxPages: pagesFor(opts.SizeLimit),
-		nextIno:  1,
+		opts:      opts,
+		nextIno:   1,
+		maxInodes: opts.MaxInodes,
 	}
-	if opts.SizeLimit < 0 {
-		fs.maxPages = 0
+	if opts.SizeLimit > 0 {
+		fs.maxPages.Store(pagesFor(opts.SizeLimit))
 	}
-	st, err := newStore(fs.maxPages * pageSize)
+	st, err := newStore(fs.maxPages.Load() * pageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -190,18 +201,18 @@ func (fs *Filesystem) Statfs(st *unix.Statfs_t) {
 	// number is as unique within the sandbox and stable.
 	st.Fsid.Val[0] = int32(uint32(fs.opts.Dev))
 	st.Fsid.Val[1] = int32(uint32(fs.opts.Dev >> 32))
-	if fs.maxPages > 0 {
+	if maxPages := fs.maxPages.Load(); maxPages > 0 {
 		used := fs.usedTotal()
-		st.Blocks = uint64(fs.maxPages)
-		st.Bfree = uint64(max(fs.maxPages-used, 0))
+		st.Blocks = uint64(maxPages)
+		st.Bfree = uint64(max(maxPages-used, 0))
 		st.Bavail = st.Bfree
 	}
-	if fs.opts.MaxInodes > 0 {
-		fs.mu.RLock()
-		used := fs.ispaceUsedLocked()
-		fs.mu.RUnlock()
-		st.Files = uint64(fs.opts.MaxInodes)
-		st.Ffree = uint64(max(fs.opts.MaxInodes*bogoInodeSize-used, 0) / bogoInodeSize)
+	fs.mu.RLock()
+	maxInodes, used := fs.maxInodes, fs.ispaceUsedLocked()
+	fs.mu.RUnlock()
+	if maxInodes > 0 {
+		st.Files = uint64(maxInodes)
+		st.Ffree = uint64(max(maxInodes*bogoInodeSize-used, 0) / bogoInodeSize)
 	}
 }
 
@@ -230,7 +241,7 @@ func (fs *Filesystem) ispaceUsedLocked() int64 {
 // reserveSlotLocked takes one inode slot, as shmem_reserve_inode: ENOSPC
 // when nr_inodes' budget is exhausted. fs.mu must be held for writing.
 func (fs *Filesystem) reserveSlotLocked() error {
-	if fs.opts.MaxInodes > 0 && fs.ispaceUsedLocked()+bogoInodeSize > fs.opts.MaxInodes*bogoInodeSize {
+	if fs.maxInodes > 0 && fs.ispaceUsedLocked()+bogoInodeSize > fs.maxInodes*bogoInodeSize {
 		return unix.ENOSPC
 	}
 	fs.islots++
@@ -246,8 +257,8 @@ func (fs *Filesystem) reservePage() bool {
 	fs.pageMu.Lock()
 	defer fs.pageMu.Unlock()
 	used := fs.usedPages.Load()
-	if fs.maxPages > 0 {
-		if used+1 > fs.maxPages || fs.store.setSize((fs.maxPages-used-1)*pageSize) != nil {
+	if maxPages := fs.maxPages.Load(); maxPages > 0 {
+		if used+1 > maxPages || fs.store.setSize((maxPages-used-1)*pageSize) != nil {
 			return false
 		}
 	}
@@ -264,8 +275,8 @@ func (fs *Filesystem) unreservePages(n int64) {
 	fs.pageMu.Lock()
 	defer fs.pageMu.Unlock()
 	used := fs.usedPages.Add(-n)
-	if fs.maxPages > 0 {
-		fs.store.setSize((fs.maxPages - used) * pageSize)
+	if maxPages := fs.maxPages.Load(); maxPages > 0 {
+		fs.store.setSize((maxPages - used) * pageSize)
 	}
 }
 

@@ -48,6 +48,9 @@ type inode struct {
 	// linkable is I_LINKABLE: an O_TMPFILE inode without O_EXCL, which
 	// linkat may give a first name.
 	linkable atomic.Bool
+	// watched is set on a directory once the guest asked for dnotify
+	// events in it (dnotify.go).
+	watched atomic.Bool
 
 	// mu protects the fields below.
 	mu sync.Mutex
@@ -256,6 +259,10 @@ func (i *inode) CheckPermission(c *vfs.Credentials, mask uint32) error {
 	i.mu.Lock()
 	mode, uid, gid := i.mode, i.uid, i.gid
 	i.mu.Unlock()
+	if mask&vfs.MayWrite != 0 && i.fs.readOnly.Load() && (i.isRegular() || i.isDir() || i.isSymlink()) {
+		// sb_permission, before the mode bits.
+		return unix.EROFS
+	}
 	return checkPermission(c, mask, mode, uid, gid)
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -69,56 +70,144 @@ func CurrentHost() Host {
 // anonymous device number, mount id and store (storage.go); on failure,
 // those made are released.
 func NewMounts(specs []MountSpec, h Host) ([]*vfs.Mount, error) {
-	used := make(map[uint64]bool, len(h.UsedDevs))
-	for d := range h.UsedDevs {
-		used[d] = true
-	}
-	minor := uint32(firstAnonMinor)
+	return NewMounter(h).Mounts(specs)
+}
+
+// Mounts is NewMounts with mt's devices and ids.
+func (mt *Mounter) Mounts(specs []MountSpec) ([]*vfs.Mount, error) {
 	var out []*vfs.Mount
-	for i, s := range specs {
-		for used[unix.Mkdev(0, minor)] {
-			minor++
-		}
-		dev := unix.Mkdev(0, minor)
-		used[dev] = true
-		o := s.Options
-		// Each limit not given takes Linux's default, whether or not
-		// the other was given (shmem_fill_super: SHMEM_SEEN_BLOCKS and
-		// SHMEM_SEEN_INODES are separate).
-		release := func() {}
-		if !o.BlocksSet {
-			pages, rel, err := h.Ledger.reserve(h.RAMPages)
-			if err != nil {
-				// No ledger to share with: Linux's own default.
-				pages, rel = h.RAMPages/2, func() {}
-			}
-			o.Blocks, release = pages, rel
-		}
-		if !o.InodesSet {
-			o.Inodes = h.RAMPages / 2
-		}
-		fs, err := New(Options{
-			Dev:       dev,
-			SizeLimit: o.SizeLimit(),
-			MaxInodes: int64(o.Inodes),
-			RootMode:  o.Mode,
-			RootUID:   h.RootUID,
-			RootGID:   h.RootGID,
-			OnRelease: release,
-		})
+	for _, s := range specs {
+		m, err := mt.newMount(s.Point, "tmpfs", s.Options, true)
 		if err != nil {
-			release()
 			for _, m := range out {
 				m.FS.Release()
 			}
 			return nil, fmt.Errorf("tmpfs %s: %w", s.Point, err)
 		}
-		out = append(out, &vfs.Mount{
-			Point: s.Point, Root: fs.Root(), ID: uint64(firstMountID + i), FS: fs,
-			Source: "tmpfs", Options: "rw,nosuid,nodev,relatime", SuperOptions: superOptions(o),
-		})
+		m.Options = "rw,nosuid,nodev,relatime"
+		out = append(out, m)
 	}
 	return out, nil
+}
+
+// Mounter makes tmpfs mounts: the sandbox's own and those the guest asks
+// for with mount(2) (vfs.Mounter), each with an anonymous device number
+// and a mount id of its own.
+type Mounter struct {
+	mu     sync.Mutex
+	host   Host
+	used   map[uint64]bool
+	minor  uint32
+	nextID uint64
+}
+
+// NewMounter returns a Mounter whose first mount gets the first id.
+func NewMounter(h Host) *Mounter {
+	used := make(map[uint64]bool, len(h.UsedDevs))
+	for d := range h.UsedDevs {
+		used[d] = true
+	}
+	return &Mounter{host: h, used: used, minor: firstAnonMinor, nextID: firstMountID}
+}
+
+// NewMount implements vfs.Mounter: a tmpfs with mount(2)'s options data
+// (EINVAL for one shmem_parse_one refuses or the sentry does not model),
+// its root owned by uid and gid unless uid= or gid= say otherwise
+// (shmem_fill_super takes the mounter's fsuid and fsgid). Its size and
+// inodes default to Linux's halves of RAM.
+func (mt *Mounter) NewMount(source, data string, uid, gid uint32) (*vfs.Mount, error) {
+	o, err := ParseMountOptions(data, mt.host.RAMPages)
+	if err != nil {
+		return nil, unix.EINVAL
+	}
+	if !o.UIDSet {
+		o.UID = uid
+	}
+	if !o.GIDSet {
+		o.GID = gid
+	}
+	o.UIDSet, o.GIDSet = true, true
+	return mt.newMount("", source, o, false)
+}
+
+// newMount makes one tmpfs; ledger: a default size is a share of the
+// RAM the sandboxes running share (the sandbox's own mounts).
+func (mt *Mounter) newMount(point, source string, o MountOptions, ledger bool) (*vfs.Mount, error) {
+	mt.mu.Lock()
+	for mt.used[unix.Mkdev(0, mt.minor)] {
+		mt.minor++
+	}
+	dev := unix.Mkdev(0, mt.minor)
+	mt.used[dev] = true
+	id := mt.nextID
+	mt.nextID++
+	mt.mu.Unlock()
+	h := mt.host
+	// Each limit not given takes Linux's default, whether or not the
+	// other was given (shmem_fill_super: SHMEM_SEEN_BLOCKS and
+	// SHMEM_SEEN_INODES are separate).
+	release := func() {}
+	if !o.BlocksSet {
+		pages, rel, err := h.Ledger.reserve(h.RAMPages)
+		if !ledger || err != nil {
+			// No ledger to share with: Linux's own default.
+			pages, rel = h.RAMPages/2, func() {}
+		}
+		o.Blocks, release = pages, rel
+	}
+	if !o.InodesSet {
+		o.Inodes = h.RAMPages / 2
+	}
+	rootUID, rootGID := h.RootUID, h.RootGID
+	if o.UIDSet {
+		rootUID = o.UID
+	}
+	if o.GIDSet {
+		rootGID = o.GID
+	}
+	fs, err := New(Options{
+		Dev:       dev,
+		SizeLimit: o.SizeLimit(),
+		MaxInodes: int64(o.Inodes),
+		RootMode:  o.Mode,
+		RootUID:   rootUID,
+		RootGID:   rootGID,
+		OnRelease: release,
+	})
+	if err != nil {
+		release()
+		return nil, err
+	}
+	m := &vfs.Mount{Point: point, Root: fs.Root(), ID: id, FS: fs, Source: source}
+	if ledger {
+		m.SuperOptions = superOptions(o)
+	} else {
+		m.SuperOptions = guestSuperOptions(o, h.RAMPages, rootUID, rootGID)
+	}
+	return m, nil
+}
+
+// guestSuperOptions is a guest's mount's super options in mountinfo, after
+// the rw or ro word, as shmem_show_options words them: each limit that is
+// not the default, mode when not 1777, owners other than root.
+func guestSuperOptions(o MountOptions, ramPages uint64, uid, gid uint32) string {
+	var s string
+	if o.Blocks != ramPages/2 {
+		s += ",size=" + strconv.FormatUint(o.Blocks*(pageSize/1024), 10) + "k"
+	}
+	if o.Inodes != ramPages/2 {
+		s += ",nr_inodes=" + strconv.FormatUint(o.Inodes, 10)
+	}
+	if o.Mode != DefaultRootMode {
+		s += ",mode=" + fmt.Sprintf("%03o", o.Mode)
+	}
+	if uid != 0 {
+		s += ",uid=" + strconv.FormatUint(uint64(uid), 10)
+	}
+	if gid != 0 {
+		s += ",gid=" + strconv.FormatUint(uint64(gid), 10)
+	}
+	return s
 }
 
 // superOptions is the mount's super options in /proc/self/mountinfo, as
@@ -176,4 +265,33 @@ func HostDevices() map[uint64]bool {
 		used[unix.Mkdev(uint32(a), uint32(b))] = true
 	}
 	return used
+}
+
+// Reconfigure implements vfs.Reconfigurer: a remount's options data,
+// parsed as NewMount parses it (EINVAL for what it refuses), of which
+// size= and nr_inodes= change the limits (shmem_reconfigure; mode=,
+// uid= and gid= are the new mount's alone). The mount's super options
+// follow.
+func (mt *Mounter) Reconfigure(m *vfs.Mount, data string) error {
+	o, err := ParseMountOptions(data, mt.host.RAMPages)
+	if err != nil {
+		return unix.EINVAL
+	}
+	fs, ok := m.FS.(*Filesystem)
+	if !ok {
+		return unix.EINVAL
+	}
+	if !o.BlocksSet && !o.InodesSet {
+		return nil
+	}
+	pages := o.SizeLimit() / pageSize
+	if err := fs.resize(pages, o.BlocksSet, int64(o.Inodes), o.InodesSet); err != nil {
+		return err
+	}
+	cur := MountOptions{Blocks: uint64(fs.maxPages.Load()), Mode: fs.opts.RootMode}
+	fs.mu.RLock()
+	cur.Inodes = uint64(fs.maxInodes)
+	fs.mu.RUnlock()
+	m.SetSuperOptions(guestSuperOptions(cur, mt.host.RAMPages, fs.opts.RootUID, fs.opts.RootGID))
+	return nil
 }

@@ -27,6 +27,9 @@ type MountOptions struct {
 	InodesSet bool
 	// Mode is mode=, the root directory's permission bits.
 	Mode uint32
+	// UID and GID are uid= and gid=, the root directory's owner.
+	UID, GID       uint32
+	UIDSet, GIDSet bool
 }
 
 // OptionError is an option the parser refuses, worded as the kernel
@@ -44,7 +47,7 @@ func (e *OptionError) Error() string { return "tmpfs: " + e.Reason + " '" + e.Ke
 // unmodelled are tmpfs parameters Linux knows (shmem_fs_parameters) that
 // the sentry's tmpfs does not model: refused as unsupported, not unknown.
 var unmodelled = map[string]bool{
-	"gid": true, "uid": true, "huge": true, "mpol": true, "nr_blocks": true,
+	"huge": true, "mpol": true, "nr_blocks": true,
 	"inode32": true, "inode64": true, "noswap": true, "quota": true,
 	"usrquota": true, "grpquota": true, "usrquota_block_hardlimit": true,
 	"usrquota_inode_hardlimit": true, "grpquota_block_hardlimit": true,
@@ -90,7 +93,7 @@ func splitOptions(data string) []string {
 func (o *MountOptions) set(key, value string, hasValue bool, ramPages uint64) error {
 	bad := &OptionError{Reason: "Bad value for", Key: key}
 	switch key {
-	case "size", "nr_inodes", "mode":
+	case "size", "nr_inodes", "mode", "uid", "gid":
 		if !hasValue || value == "" {
 			return bad
 		}
@@ -128,6 +131,18 @@ func (o *MountOptions) set(key, value string, hasValue bool, ramPages uint64) er
 			return bad
 		}
 		o.Mode = n & 07777
+	case "uid", "gid":
+		// fsparam_u32 (kstrtouint, base 0), then make_kuid: -1 is
+		// no id.
+		n, ok := kstrtouint(value, 0)
+		if !ok || n == math.MaxUint32 {
+			return bad
+		}
+		if key == "uid" {
+			o.UID, o.UIDSet = n, true
+		} else {
+			o.GID, o.GIDSet = n, true
+		}
 	}
 	return nil
 }
@@ -152,6 +167,12 @@ func (o MountOptions) Data() string {
 	}
 	if o.InodesSet {
 		s += ",nr_inodes=" + strconv.FormatUint(o.Inodes, 10)
+	}
+	if o.UIDSet {
+		s += ",uid=" + strconv.FormatUint(uint64(o.UID), 10)
+	}
+	if o.GIDSet {
+		s += ",gid=" + strconv.FormatUint(uint64(o.GID), 10)
 	}
 	return s
 }

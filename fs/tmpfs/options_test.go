@@ -119,7 +119,12 @@ func TestParseMountOptions(t *testing.T) {
 		{"Size=1", MountOptions{}, "tmpfs: Unknown parameter 'Size'"},
 		{"=1", MountOptions{}, "tmpfs: Unknown parameter ''"},
 		{"ro", MountOptions{}, "tmpfs: Unknown parameter 'ro'"},
-		{"uid=5", MountOptions{}, "tmpfs: Unsupported parameter 'uid'"},
+		{"uid=5", MountOptions{Mode: DefaultRootMode, UID: 5, UIDSet: true}, ""},
+		{"gid=0x10,uid=0", MountOptions{Mode: DefaultRootMode, GID: 16, GIDSet: true, UIDSet: true}, ""},
+		{"uid=4294967295", MountOptions{}, bad("uid")},
+		{"gid=-1", MountOptions{}, bad("gid")},
+		{"uid=", MountOptions{}, bad("uid")},
+		{"inode64", MountOptions{}, "tmpfs: Unsupported parameter 'inode64'"},
 		{"nr_blocks=10", MountOptions{}, "tmpfs: Unsupported parameter 'nr_blocks'"},
 		{"size=1m,huge=always", MountOptions{}, "tmpfs: Unsupported parameter 'huge'"},
 	}

@@ -97,6 +97,7 @@ func (d *dentry) Rename(oldName string, newParent vfs.Dentry, newName string, fl
 
 	now := nowNanos()
 	if exchange {
+		fs.mirrorRenameLocked(d, oldName, nd, newName, true)
 		fs.exchangeLocked(d, old, nd, target, now)
 		return nil
 	}
@@ -107,11 +108,12 @@ func (d *dentry) Rename(oldName string, newParent vfs.Dentry, newName string, fl
 		return unix.EMLINK
 	}
 
-	d.removeLocked(old, now)
+	fs.mirrorRenameLocked(d, oldName, nd, newName, false)
+	d.removeEntryLocked(old, now)
 	if target != nil {
 		// shmem_unlink of the victim; for a directory also the second
 		// drop_nlink of the victim and the one of old_dir.
-		nd.removeLocked(target, now)
+		nd.removeEntryLocked(target, now)
 		fs.dropLinkLocked(target.inode, now)
 		if isDir {
 			d.inode.nlink.Add(^uint32(0))
@@ -120,7 +122,7 @@ func (d *dentry) Rename(oldName string, newParent vfs.Dentry, newName string, fl
 		d.inode.nlink.Add(^uint32(0))
 		nd.inode.nlink.Add(1)
 	}
-	nd.insertLocked(newName, old, now)
+	nd.insertEntryLocked(newName, old, now)
 	old.inode.touchCtime(now) // simple_rename_timestamp
 	return nil
 }

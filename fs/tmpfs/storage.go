@@ -171,6 +171,10 @@ func (s *store) removeDir(ino uint64) {
 	unix.Unlinkat(s.root, backingName(&buf, 'd', ino), unix.AT_REMOVEDIR)
 }
 
+// hostOpenFlags are the open flags a placeholder's open keeps.
+const hostOpenFlags = unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK | unix.O_DSYNC | unix.O_SYNC |
+	unix.O_DIRECT | unix.O_NOATIME | unix.O_LARGEFILE | unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW
+
 // openFile opens regular inode ino's backing with flags.
 func (s *store) openFile(ino uint64, flags int) (int, error) {
 	var buf [24]byte
@@ -357,9 +361,7 @@ func (i *inode) mirrorAttrLocked(a *vfs.Attr) {
 // file freed
 // since the caller found it is ENOENT.
 func (i *inode) OpenHost(flags uint32) (int, error) {
-	const keep = unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK | unix.O_DSYNC | unix.O_SYNC |
-		unix.O_DIRECT | unix.O_NOATIME | unix.O_LARGEFILE | unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW
-	f := int(flags & keep)
+	f := int(flags & hostOpenFlags)
 	switch {
 	case flags&unix.O_PATH != 0 && i.isDir():
 		return i.fs.store.openDir(i.ino, unix.O_RDONLY)

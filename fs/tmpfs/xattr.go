@@ -39,7 +39,7 @@ func (i *inode) Setxattr(name string, value []byte, flags uint32) error {
 	}
 	if value != nil {
 		need := xattrSpace(name, value)
-		if fs.opts.MaxInodes > 0 && fs.ispaceUsedLocked()+need > fs.opts.MaxInodes*bogoInodeSize {
+		if fs.maxInodes > 0 && fs.ispaceUsedLocked()+need > fs.maxInodes*bogoInodeSize {
 			return unix.ENOSPC
 		}
 		fs.xattrSpace += need

@@ -45,6 +45,9 @@ func NewFileDescription(m *Mount, d Dentry, flags uint32) *FileDescription {
 	fd.flags.Store(flags)
 	fd.refs.Store(1)
 	fd.Inode.IncRef()
+	if m != nil {
+		m.refs.Add(1)
+	}
 	return fd
 }
 
@@ -67,6 +70,9 @@ func (fd *FileDescription) DecRef() bool {
 		fd.HostFD = -1
 	}
 	fd.Inode.DecRef()
+	if fd.Mount != nil {
+		fd.Mount.refs.Add(-1)
+	}
 	return true
 }
 

@@ -306,3 +306,30 @@ type Allocator interface {
 	Allocate(off, length int64, keepSize bool, c *Credentials) error
 	PunchHole(off, length int64, c *Credentials) error
 }
+
+// DirWatcher is a directory that can report directory notification
+// events (fcntl F_NOTIFY): Watch readies it before the watch is placed.
+type DirWatcher interface {
+	Watch() error
+}
+
+// Directory notification events (linux/fcntl.h DN_*).
+const (
+	DNAccess = 0x1
+	DNModify = 0x2
+	DNAttrib = 0x20
+)
+
+// ChildNotifier is a file whose change the sentry made raises a dnotify
+// event (DNAttrib, DNModify, DNAccess) in the directory holding
+// it, as fsnotify_change reports a child's change to its parent.
+type ChildNotifier interface {
+	NotifyChild(event uint32)
+}
+
+// NamedOpener is a dentry whose placeholder may depend on its name, not
+// its inode alone: OpenHostNamed is Inode.OpenHost for an open by this
+// name (a file in a watched directory raises dnotify events there).
+type NamedOpener interface {
+	OpenHostNamed(flags uint32) (int, error)
+}

@@ -7,6 +7,8 @@ type VirtualFilesystem struct {
 	// host is where the mounts sit on the host, and what the walk
 	// learned of the host's own mounts.
 	host *hostConfig
+	// guest are the mounts the guest made inside the sentry's (mount(2)).
+	guest guestTable
 }
 
 // New returns a VirtualFilesystem with mounts, finding where each mount
@@ -15,5 +17,5 @@ func New(mounts []*Mount) *VirtualFilesystem {
 	return &VirtualFilesystem{mounts: mounts, host: newHostConfig(mounts)}
 }
 
-// Mounts returns the mounts.
+// Mounts returns the sandbox's own mounts (--tmpfs).
 func (v *VirtualFilesystem) Mounts() []*Mount { return v.mounts }

@@ -308,7 +308,7 @@ func (ws *walker) enterMount(m *Mount) error {
 	if ws.resolve&ResolveNoXdev != 0 {
 		return unix.EXDEV
 	}
-	ws.setCur(Location{Mount: m, Dentry: m.Root})
+	ws.setCur(ws.v.Cross(Location{Mount: m, Dentry: m.Root}))
 	ws.parent = nil
 	ws.diverged = true
 	return nil
@@ -341,9 +341,27 @@ func (ws *walker) sentryStep(comp string, last bool) error {
 			return unix.EXDEV
 		}
 		ws.depth--
-		if p := d.Parent(); p != nil {
-			ws.cur.Dentry = p
-			return nil
+		for {
+			if p := d.Parent(); p != nil {
+				ws.cur = ws.v.Cross(Location{Mount: ws.cur.Mount, Dentry: p})
+				return nil
+			}
+			m := ws.cur.Mount
+			if m.Parent == nil {
+				break
+			}
+			if ws.resolve&ResolveNoXdev != 0 {
+				return unix.EXDEV
+			}
+			if m.Detached() {
+				// follow_dotdot: a detached mount's root is its
+				// own parent.
+				return nil
+			}
+			// A guest's mount: ".." of its root is its mount
+			// point's, in the mount below (follow_dotdot climbs).
+			ws.cur = Location{Mount: m.Parent, Dentry: m.MountPoint}
+			d = m.MountPoint
 		}
 		// ".." of a mount's root is the mount point's parent, and what
 		// is mounted there.
@@ -405,6 +423,16 @@ func (ws *walker) sentryStep(comp string, last bool) error {
 	ws.parent = d
 	ws.cur.Dentry = child
 	ws.depth++
+	if m := ws.v.mountedOn(ws.cur.Mount, child); m != nil {
+		// A guest's mount on it: its root, and the path no longer
+		// ends on a name in a directory (a mount point is busy for
+		// unlink, rename, rmdir).
+		if ws.resolve&ResolveNoXdev != 0 {
+			return unix.EXDEV
+		}
+		ws.cur = ws.v.Cross(ws.cur)
+		ws.parent = nil
+	}
 	return nil
 }
 
@@ -445,7 +473,7 @@ func (v *VirtualFilesystem) hostRoot() Location {
 func (v *VirtualFilesystem) enter(host string) Location {
 	if i := v.pointIndex(host); i >= 0 {
 		m := v.mounts[i]
-		return Location{Mount: m, Dentry: m.Root}
+		return v.Cross(Location{Mount: m, Dentry: m.Root})
 	}
 	return Location{Host: host}
 }

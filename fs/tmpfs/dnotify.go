@@ -1,0 +1,210 @@
+package tmpfs
+
+import (
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/sentry/vfs"
+)
+
+// Directory notification (dnotify, fcntl F_NOTIFY). A guest's descriptor
+// of a directory is an open of the directory's backing "d<ino>" in the
+// store, so fcntl F_NOTIFY and F_SETSIG run on the host on that very open
+// file: the host keeps the watch (its mask, DN_MULTISHOT, the owner and
+// signal of F_SETOWN and F_SETSIG, the guest's descriptor number as
+// si_fd) and delivers the signal. What the host cannot see are the
+// directory's changes, which the sentry makes in its own tree. So, once
+// the guest asked for notification in a directory (Watch), its backing
+// mirrors the entries: a hard link of the backing for a regular file, an
+// empty file for anything else, made, removed and renamed as the
+// sentry's tree changes, under the tree's lock. Each change of the tree
+// is then the same change on the host, which raises exactly the fsnotify
+// events Linux raises for it (FS_CREATE, FS_DELETE, FS_MOVED_FROM,
+// FS_MOVED_TO, FS_RENAME; FS_ATTRIB, FS_MODIFY and FS_ACCESS for a child
+// through NotifyChild), and the host's dnotify turns them into signals as
+// Linux's does. A regular file opened while its directory is watched is
+// opened through its mirror link (OpenHostNamed), so that the guest's
+// untrapped reads and writes raise FS_ACCESS and FS_MODIFY there too, as
+// fsnotify_parent reports them natively; a descriptor opened before the
+// watch reports nothing (Linux's would).
+
+// Watch implements vfs.DirWatcher: from now on the directory's backing
+// mirrors its entries. Made before the host registers the watch, the
+// mirror's first entries raise no event.
+func (d *dentry) Watch() error {
+	if !d.inode.isDir() {
+		return unix.ENOTDIR
+	}
+	fs := d.fs
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if d.inode.watched.Load() || d.inode.nlink.Load() == 0 {
+		return nil
+	}
+	fs.watches.Store(true)
+	fs.store.makeDir(d.inode.ino)
+	for name, child := range d.inode.dir.entries {
+		fs.store.mirrorCreate(d.inode.ino, name, child.inode)
+	}
+	d.inode.watched.Store(true)
+	return nil
+}
+
+// NotifyChild implements vfs.ChildNotifier: event (DNAttrib, DNModify
+// or DNAccess) in the directory holding d, if watched, by the same change
+// of d's mirror entry; and, as fsnotify_parent also reports to the
+// inode's own watch, in d itself if it is a watched directory.
+func (d *dentry) NotifyChild(event uint32) {
+	fs := d.fs
+	if !fs.watches.Load() {
+		// No directory of the mount was ever watched.
+		return
+	}
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	if d.inode.isDir() && d.inode.watched.Load() {
+		fs.store.notifySelf(d.inode.ino, event)
+	}
+	p := d.parent
+	if p == nil || !p.inode.watched.Load() || p.inode.dir.entries[d.name] != d {
+		return
+	}
+	var buf [24]byte
+	name := backingName(&buf, 'd', p.inode.ino) + "/" + d.name
+	if d.inode.isRegular() {
+		// The mirror is the file's backing: its times set to what
+		// they are raise the event and change nothing but ctime,
+		// which the sentry's change moved anyway.
+		var st unix.Stat_t
+		if unix.Fstatat(fs.store.root, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return
+		}
+		ts := []unix.Timespec{st.Atim, st.Mtim}
+		switch event {
+		case vfs.DNModify:
+			ts[0].Nsec = unix.UTIME_OMIT
+		case vfs.DNAccess:
+			ts[1].Nsec = unix.UTIME_OMIT
+		}
+		unix.UtimesNanoAt(fs.store.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+		return
+	}
+	switch event {
+	case vfs.DNAttrib:
+		unix.Fchmodat(fs.store.root, name, 0o600, 0)
+	case vfs.DNModify, vfs.DNAccess:
+		fd, err := unix.Openat(fs.store.root, name, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return
+		}
+		b := []byte{0}
+		if event == vfs.DNModify {
+			unix.Pwrite(fd, b, 0)
+		} else {
+			unix.Pread(fd, b, 0)
+		}
+		unix.Close(fd)
+	}
+}
+
+// mirrorCreate makes name, of inode child, in directory dir's mirror.
+func (s *store) mirrorCreate(dir uint64, name string, child *inode) {
+	var buf, rbuf [24]byte
+	p := backingName(&buf, 'd', dir) + "/" + name
+	if child.isRegular() && unix.Linkat(s.root, backingName(&rbuf, 'r', child.ino), s.root, p, 0) == nil {
+		return
+	}
+	unix.Mknodat(s.root, p, unix.S_IFREG|0o600, 0)
+}
+
+// OpenHostNamed implements vfs.NamedOpener: a regular file in a watched
+// directory is opened through its mirror link there.
+func (d *dentry) OpenHostNamed(flags uint32) (int, error) {
+	if d.inode.isRegular() && flags&unix.O_PATH == 0 {
+		fs := d.fs
+		fs.mu.RLock()
+		p := d.parent
+		if p != nil && p.inode.watched.Load() && p.inode.dir.entries[d.name] == d {
+			var buf [24]byte
+			name := backingName(&buf, 'd', p.inode.ino) + "/" + d.name
+			fd, err := unix.Openat(fs.store.root, name, int(flags&hostOpenFlags&^unix.O_DIRECTORY)|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+			fs.mu.RUnlock()
+			if err == nil {
+				return fd, nil
+			}
+		} else {
+			fs.mu.RUnlock()
+		}
+	}
+	return d.inode.OpenHost(flags)
+}
+
+// mirrorDelete removes name from directory dir's mirror.
+func (s *store) mirrorDelete(dir uint64, name string) {
+	var buf [24]byte
+	unix.Unlinkat(s.root, backingName(&buf, 'd', dir)+"/"+name, 0)
+}
+
+// mirrorRenameLocked is rename (or exchange) of oldName in od to newName
+// in nd in the mirrors of the watched ones: the host's rename raises what
+// Linux's does in each (FS_MOVED_FROM and FS_RENAME in the old
+// directory, FS_MOVED_TO in the new). A directory that is not watched
+// takes part through a name in the store's root. fs.mu must be held for
+// writing.
+func (fs *Filesystem) mirrorRenameLocked(od *dentry, oldName string, nd *dentry, newName string, exchange bool) {
+	ow, nw := od.inode.watched.Load(), nd.inode.watched.Load()
+	if !ow && !nw {
+		return
+	}
+	s := fs.store
+	var b1, b2 [24]byte
+	from := backingName(&b1, 'd', od.inode.ino) + "/" + oldName
+	to := backingName(&b2, 'd', nd.inode.ino) + "/" + newName
+	tmp := "m" + strconv.FormatUint(fs.mirrorSeq.Add(1), 10)
+	var flags uint
+	if exchange {
+		flags = unix.RENAME_EXCHANGE
+	}
+	switch {
+	case ow && nw:
+		unix.Renameat2(s.root, from, s.root, to, flags)
+	case ow:
+		// Out of a watched directory: it leaves, and with an exchange
+		// another arrives under the old name.
+		unix.Renameat2(s.root, from, s.root, tmp, 0)
+		if exchange {
+			unix.Renameat2(s.root, tmp, s.root, from, 0)
+		} else {
+			unix.Unlinkat(s.root, tmp, 0)
+		}
+	default:
+		// Into a watched directory.
+		if exchange {
+			unix.Renameat2(s.root, to, s.root, tmp, 0)
+			unix.Renameat2(s.root, tmp, s.root, to, 0)
+			return
+		}
+		unix.Mknodat(s.root, tmp, unix.S_IFREG|0o600, 0)
+		unix.Renameat2(s.root, tmp, s.root, to, 0)
+	}
+}
+
+// notifySelf raises event on directory ino's backing itself: a change of
+// its mode (FS_ATTRIB), a read of it (FS_ACCESS, iterate_dir).
+func (s *store) notifySelf(ino uint64, event uint32) {
+	var buf [24]byte
+	name := backingName(&buf, 'd', ino)
+	switch event {
+	case vfs.DNAttrib:
+		unix.Fchmodat(s.root, name, 0o700, 0)
+	case vfs.DNAccess:
+		fd, err := unix.Openat(s.root, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return
+		}
+		var b [256]byte
+		unix.Getdents(fd, b[:])
+		unix.Close(fd)
+	}
+}
