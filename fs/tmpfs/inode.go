@@ -39,6 +39,8 @@ type inode struct {
 	// ino and ftype (the S_IFMT bits) are immutable.
 	ino   uint64
 	ftype uint32
+	// gen is i_generation, part of the inode's file handle (handle.go).
+	gen uint32
 
 	// refs counts open file descriptions (IncRef/DecRef).
 	refs atomic.Int64

@@ -44,6 +44,8 @@ type store struct {
 	// dir is the private directory's path in the fallback, "" for a
 	// detached mount.
 	dir string
+	// dev is st_dev of the store's file system. Immutable.
+	dev uint64
 	// anonOnce makes anon, an empty file that O_PATH descriptors of
 	// files without a backing (symlinks, FIFOs, sockets, devices) open.
 	anonOnce sync.Once
@@ -56,7 +58,7 @@ type store struct {
 func newStore(sizeLimit int64) (*store, error) {
 	root, err := newDetachedTmpfs(sizeLimit)
 	if err == nil {
-		return &store{root: root}, nil
+		return &store{root: root, dev: devOf(root)}, nil
 	}
 	base := "/dev/shm"
 	if st, serr := os.Stat(base); serr != nil || !st.IsDir() {
@@ -71,7 +73,16 @@ func newStore(sizeLimit int64) (*store, error) {
 		os.Remove(dir)
 		return nil, fmt.Errorf("tmpfs store: %s: %w", dir, derr)
 	}
-	return &store{root: root, dir: dir}, nil
+	return &store{root: root, dir: dir, dev: devOf(root)}, nil
+}
+
+// devOf is st_dev of the file fd is open on.
+func devOf(fd int) uint64 {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return st.Dev
 }
 
 // privateDirPrefix names a fallback store directory after the sentry's

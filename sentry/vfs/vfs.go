@@ -306,3 +306,19 @@ type Allocator interface {
 	Allocate(off, length int64, keepSize bool, c *Credentials) error
 	PunchHole(off, length int64, c *Credentials) error
 }
+
+// HandleExporter is a file system whose files have file handles
+// (export_operations): EncodeHandle is the inode number and generation
+// of d's inode, and makes that inode findable by them; DecodeHandle finds
+// a live inode by them and returns a dentry of it (false: stale).
+type HandleExporter interface {
+	EncodeHandle(d Dentry) (ino uint64, gen uint32)
+	DecodeHandle(ino uint64, gen uint32) (Dentry, bool)
+}
+
+// BackingStore is a file system whose files' data live on a host file
+// system of its own: BackingDev is that file system's st_dev, which the
+// guest's descriptors of its files carry on the host.
+type BackingStore interface {
+	BackingDev() uint64
+}
