@@ -126,7 +126,7 @@ func Policies() []Policy {
 		unix.SYS_DUP, unix.SYS_DUP2, unix.SYS_DUP3, unix.SYS_CLOSE_RANGE)
 	served("served: descriptor commands run on the host and the table follows (fd.go); F_DUPFD_QUERY only compares",
 		unix.SYS_FCNTL)
-	served("served: FIOCLEX and FIONCLEX on a virtual fd update the sentry's table, its other requests act on the backing (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
+	served("served: FIOCLEX and FIONCLEX on a virtual fd update the sentry's table, the inode-flag requests (FS_IOC_GETFLAGS, _SETFLAGS, _FSGETXATTR, _FSSETXATTR) are the sentry's (flags.go), an O_PATH one is EBADF, its other requests act on the backing (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
 		unix.SYS_IOCTL)
 	served(whyServedAttr,
 		unix.SYS_CHMOD, unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_CHOWN,

@@ -19,16 +19,17 @@ const (
 
 // Capabilities (linux/capability.h) the sentry's permission checks name.
 const (
-	CapChown         = 0
-	CapDacOverride   = 1
-	CapDacReadSearch = 2
-	CapFowner        = 3
-	CapFsetid        = 4
-	CapSetgid        = 6
-	CapSetuid        = 7
-	CapSysAdmin      = 21
-	CapMknod         = 27
-	CapSetfcap       = 31
+	CapChown          = 0
+	CapDacOverride    = 1
+	CapDacReadSearch  = 2
+	CapFowner         = 3
+	CapFsetid         = 4
+	CapSetgid         = 6
+	CapSetuid         = 7
+	CapLinuxImmutable = 9
+	CapSysAdmin       = 21
+	CapMknod          = 27
+	CapSetfcap        = 31
 	// CapLast is CAP_LAST_CAP of Linux 6.x (CAP_CHECKPOINT_RESTORE).
 	CapLast = 40
 )
@@ -321,4 +322,20 @@ type HandleExporter interface {
 // guest's descriptors of its files carry on the host.
 type BackingStore interface {
 	BackingDev() uint64
+}
+
+// Inode flags (FS_*_FL of linux/fs.h) a FlagsInode may keep.
+const (
+	FlagImmutable = 0x10
+	FlagAppend    = 0x20
+	FlagNodump    = 0x40
+	FlagNoatime   = 0x80
+)
+
+// FlagsInode has inode flags (FS_IOC_GETFLAGS's FS_*_FL): FSFlags reads
+// them; SetFSFlags sets them with Linux's checks (vfs_fileattr_set) for
+// credentials c.
+type FlagsInode interface {
+	FSFlags() uint32
+	SetFSFlags(c *Credentials, flags uint32) error
 }
