@@ -138,8 +138,10 @@ func Policies() []Policy {
 		unix.SYS_LISTXATTRAT, unix.SYS_REMOVEXATTRAT)
 	served("served: AF_UNIX paths into a sentry mount reach the host socket standing for the sentry's (socket.go)",
 		unix.SYS_BIND, unix.SYS_CONNECT, unix.SYS_SENDTO, unix.SYS_GETSOCKNAME, unix.SYS_GETPEERNAME)
-	served("served: msg_name as sendto's; SCM_RIGHTS may not carry a virtual fd to a receiver, errUnserved (policy_fdargs.go)",
+	served("served: msg_name as sendto's; a virtual fd in SCM_RIGHTS travels as its placeholder, its description kept until a guest receives it (policy_fdargs.go, sentry/scm_rights.go)",
 		unix.SYS_SENDMSG, unix.SYS_SENDMMSG)
+	served("served: observed when there is room for control data; a received descriptor that is a sentry file's placeholder (kcmp KCMP_FILE) gets its description, one of a sentry store the sentry cannot place is closed (scm_rights.go)",
+		unix.SYS_RECVMSG, unix.SYS_RECVMMSG)
 	served("served: a sentry file runs from its backing, installed and exec'd with execveat; a host one passes (task.go)", unix.SYS_EXECVE, unix.SYS_EXECVEAT)
 	served("served: the child's table and fs context follow the flags; CLONE_UNTRACED is stripped, CLONE_NEWNS refused with EPERM (task.go)",
 		unix.SYS_CLONE)
@@ -274,7 +276,7 @@ func Policies() []Policy {
 	harmless("harmless: a placeholder, like a tmpfs file or directory, cannot be watched: EPERM from the host as from Linux",
 		unix.SYS_EPOLL_CTL)
 	harmless(whySocketOp,
-		unix.SYS_ACCEPT, unix.SYS_ACCEPT4, unix.SYS_RECVFROM, unix.SYS_RECVMSG, unix.SYS_RECVMMSG,
+		unix.SYS_ACCEPT, unix.SYS_ACCEPT4, unix.SYS_RECVFROM,
 		unix.SYS_SHUTDOWN, unix.SYS_LISTEN, unix.SYS_GETSOCKOPT)
 	harmless(whySockopt, unix.SYS_SETSOCKOPT)
 	harmless(whyTypedFD,

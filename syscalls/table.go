@@ -155,6 +155,8 @@ func NewTable() *sentry.SyscallTable {
 	// Descriptors and paths handed to host objects: policy_fdargs.go.
 	add(unix.SYS_SENDMSG, "sendmsg", Sendmsg, fd, ptr, hex)
 	add(unix.SYS_SENDMMSG, "sendmmsg", Sendmmsg, fd, ptr, num, hex)
+	add(unix.SYS_RECVMSG, "recvmsg", Recvmsg, fd, ptr, hex)
+	add(unix.SYS_RECVMMSG, "recvmmsg", Recvmmsg, fd, ptr, num, hex, ptr)
 	add(unix.SYS_PIDFD_GETFD, "pidfd_getfd", PidfdGetfd, fd, num, hex)
 	add(unix.SYS_LANDLOCK_ADD_RULE, "landlock_add_rule", LandlockAddRule, fd, num, ptr, hex)
 	add(unix.SYS_FINIT_MODULE, "finit_module", FinitModule, fd, ptr, hex)

@@ -1,12 +1,12 @@
 """name_to_handle_at and open_by_handle_at on a tmpfs (issue #15), printed
 for a comparison of the sandbox's /tmp with a kernel tmpfs."""
 import ctypes, errno, os, struct, sys
+from probeutil import testdir
 libc = ctypes.CDLL(None, use_errno=True)
 SYS_name_to_handle_at, SYS_open_by_handle_at = 303, 304
 AT_FDCWD, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW = -100, 0x1000, 0x400
 AT_HANDLE_FID, AT_HANDLE_MNT_ID_UNIQUE, AT_HANDLE_CONNECTABLE = 0x200, 1, 2
-d = sys.argv[1]
-os.chmod(d, 0o777)
+d = testdir()
 
 def mnt_id(p, mask=0x1000):
     # statx's stx_mnt_id (STATX_MNT_ID, or STATX_MNT_ID_UNIQUE).
@@ -35,10 +35,6 @@ def obh(mfd, hb, ht, data, flags):
     if r < 0:
         return errno.errorcode[ctypes.get_errno()]
     return r
-
-def e(f):
-    try: return f()
-    except OSError as x: return errno.errorcode[x.errno]
 
 with open(d + "/f", "w") as f: f.write("hello")
 os.mkdir(d + "/sub")

@@ -2,19 +2,12 @@
 append-only refuse (issue #15), printed for a comparison of the sandbox's
 /tmp with a kernel tmpfs."""
 import ctypes, errno, fcntl, mmap, os, struct, sys
+from probeutil import e, testdir
 libc = ctypes.CDLL(None, use_errno=True)
 GET, SET = 0x80086601, 0x40086602
 FSGETX, FSSETX = 0x801c581f, 0x401c5820
 I, A, NODUMP, NOATIME, SYNC = 0x10, 0x20, 0x40, 0x80, 0x8
-d = sys.argv[1]
-os.chmod(d, 0o777)
-
-def e(f):
-    try:
-        r = f()
-        return "ok" if r is None else r
-    except OSError as x:
-        return errno.errorcode[x.errno]
+d = testdir()
 
 def getf(fd): return struct.unpack("i", fcntl.ioctl(fd, GET, b"\0" * 4))[0]
 def setf(fd, v): fcntl.ioctl(fd, SET, struct.pack("i", v))
@@ -28,8 +21,8 @@ def attrs(p):
     if libc.syscall(332, -100, p.encode(), 0x100, 0xfff, buf) != 0:
         return errno.errorcode[ctypes.get_errno()]
     a, = struct.unpack_from("Q", buf.raw, 8)
-    m, = struct.unpack_from("Q", buf.raw, 0x20 + 0x10 * 0 + 0x18 + 0x10 - 0x10)
-    return hex(a & 0x70)
+    m, = struct.unpack_from("Q", buf.raw, 56)
+    return hex(a & 0x70) + "/" + hex(m & 0x70)
 
 def utimens_now(p):
     UTIME_NOW = (1 << 30) - 1
