@@ -117,7 +117,7 @@ func (k *Kernel) ReceivedFile(tid, fd int32) (*vfs.FileDescription, bool) {
 		// Gone already (another thread closed it): nothing to place.
 		return nil, true
 	}
-	if !k.storeDev(st.Dev) {
+	if !k.VFS.StoreDev(st.Dev) {
 		return nil, true
 	}
 	same := func(f *vfs.FileDescription) bool { return f.HostFD >= 0 && isOpenFile(tid, fd, f.HostFD) }
@@ -146,16 +146,6 @@ func (k *Kernel) ReceivedFile(tid, fd int32) (*vfs.FileDescription, bool) {
 		}
 	}
 	return nil, false
-}
-
-// storeDev reports whether dev is the device of a sentry mount's store.
-func (k *Kernel) storeDev(dev uint64) bool {
-	for _, m := range k.VFS.Mounts() {
-		if s, ok := m.FS.(vfs.BackingStore); ok && s.BackingDev() == dev {
-			return true
-		}
-	}
-	return false
 }
 
 // isOpenFile reports whether thread tid's descriptor fd is the open file

@@ -207,9 +207,10 @@ func under(d, anchor vfs.Dentry) bool {
 }
 
 // onSentryStore reports whether the guest's host fd fd is a file of a
-// sentry mount's store (a backing the guest came by other than as a
-// virtual fd): a handle decoded by the host on it would open any file of
-// the store by number, past the sentry's names and permissions.
+// sentry mount's store (a placeholder the guest holds behind the
+// sentry's back): the host would act on the store itself, past the
+// sentry's names and permissions (a handle decoded on it opens any of its
+// files by number; a path relative to it reaches the store's root).
 func onSentryStore(c *sentry.Call, fd int32) bool {
 	if fd < 0 {
 		return false
@@ -218,10 +219,5 @@ func onSentryStore(c *sentry.Call, fd int32) bool {
 	if unix.Stat("/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)), &st) != nil {
 		return false
 	}
-	for _, m := range c.Kernel().VFS.Mounts() {
-		if s, ok := m.FS.(vfs.BackingStore); ok && s.BackingDev() == st.Dev {
-			return true
-		}
-	}
-	return false
+	return c.Kernel().VFS.StoreDev(st.Dev)
 }
