@@ -17,9 +17,11 @@ import (
 // file with the same offset as the sender's, as on Linux.
 
 // Recvmsg is recvmsg(fd, msg, flags): observed when the message has room
-// for control data, the only way a descriptor arrives.
+// for control data on an AF_UNIX socket, the only way a descriptor
+// arrives (a UDP socket's ancillary data, packet info and timestamps,
+// runs without the exit stop).
 func Recvmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	if !hasControl(c, args[1]) {
+	if !hasControl(c, args[1]) || !unixSocket(c, int32(args[0])) {
 		return sentry.Pass()
 	}
 	return sentry.Observe(c, unix.SYS_RECVMSG, args, &recvRightsExit{msgs: args[1], cloexec: uint32(args[2])&unix.MSG_CMSG_CLOEXEC != 0}, false)
@@ -31,6 +33,9 @@ func Recvmmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	vlen := min(uint32(args[2]), uioMaxIOV)
 	for i := uint32(0); i < vlen; i++ {
 		if hasControl(c, args[1]+uintptr(i)*mmsghdrSize) {
+			if !unixSocket(c, int32(args[0])) {
+				return sentry.Pass()
+			}
 			return sentry.Observe(c, unix.SYS_RECVMMSG, args, &recvRightsExit{msgs: args[1], vec: true, cloexec: uint32(args[3])&unix.MSG_CMSG_CLOEXEC != 0}, false)
 		}
 	}
@@ -45,6 +50,18 @@ func hasControl(c *sentry.Call, addr uintptr) bool {
 		return false
 	}
 	return binary.LittleEndian.Uint64(h[32:]) != 0 && binary.LittleEndian.Uint64(h[40:]) != 0
+}
+
+// unixSocket reports whether the guest's fd may be an AF_UNIX socket:
+// anything the sentry cannot tell is taken for one.
+func unixSocket(c *sentry.Call, fd int32) bool {
+	s, err := platform.GetFD(c.TID, fd)
+	if err != nil {
+		return true
+	}
+	defer unix.Close(s)
+	domain, err := unix.GetsockoptInt(s, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	return err != nil || domain == unix.AF_UNIX
 }
 
 // recvRightsExit places the descriptors a recvmsg or recvmmsg received.

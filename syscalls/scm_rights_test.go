@@ -50,11 +50,23 @@ func TestReceivedDescriptors(t *testing.T) {
 		t.Errorf("a store file opened anew: %v %v, want unplaceable", f, ok)
 	}
 
+	sv, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(sv[0])
+	defer unix.Close(sv[1])
+	udp, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(udp)
+
 	// recvmsg's exit with all three received.
 	ctl := le(uint64(cmsgLen(3)), uint32(unix.SOL_SOCKET), uint32(unix.SCM_RIGHTS),
 		uint32(same), uint32(host), uint32(anew), uint32(0))
 	msg := le(uint64(0), uint64(0), uint64(0), uint64(0), uint64(addr(ctl)), uint64(cmsgLen(3)), uint64(0))
-	r := h.call(unix.SYS_RECVMSG, 3, addr(msg), 0)
+	r := h.call(unix.SYS_RECVMSG, uintptr(sv[1]), addr(msg), 0)
 	if r.Action != platform.Rewrite || r.Sysno != unix.SYS_RECVMSG {
 		t.Fatalf("recvmsg with a control buffer: %+v, want it observed", r)
 	}
@@ -84,8 +96,12 @@ func TestReceivedDescriptors(t *testing.T) {
 
 	// Without a control buffer, nothing can arrive: not observed.
 	plain := le(uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0))
-	if r := h.call(unix.SYS_RECVMSG, 3, addr(plain), 0); r.Action != platform.Passthrough {
+	if r := h.call(unix.SYS_RECVMSG, uintptr(sv[1]), addr(plain), 0); r.Action != platform.Passthrough {
 		t.Errorf("recvmsg without control data: %+v, want a pass", r)
+	}
+	// Nor on a socket that is not AF_UNIX (a UDP socket's packet info).
+	if r := h.call(unix.SYS_RECVMSG, uintptr(udp), addr(msg), 0); r.Action != platform.Passthrough {
+		t.Errorf("recvmsg on a UDP socket: %+v, want a pass", r)
 	}
 
 	// A store file the sentry does not know is no directory to start a
