@@ -110,8 +110,9 @@ func (k *Kernel) releasePassed() {
 // reference for the caller; (nil, false) for a file of a sentry store the
 // sentry cannot place (none of its descriptions is that open file), which
 // the guest must not keep: it would be a descriptor of the store behind
-// the sentry's back.
-func (k *Kernel) ReceivedFile(tid, fd int32) (*vfs.FileDescription, bool) {
+// the sentry's back. A receipt that only peeked (MSG_PEEK: the message,
+// its descriptors included, is received again later) keeps the pass.
+func (k *Kernel) ReceivedFile(tid, fd int32, peek bool) (*vfs.FileDescription, bool) {
 	var st unix.Stat_t
 	if unix.Stat("/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)), &st) != nil {
 		// Gone already (another thread closed it): nothing to place.
@@ -125,8 +126,12 @@ func (k *Kernel) ReceivedFile(tid, fd int32) (*vfs.FileDescription, bool) {
 	p.mu.Lock()
 	for f, n := range p.files {
 		if same(f) {
-			// The pass's reference becomes the receiver's.
-			k.dropPassLocked(f, n)
+			if peek {
+				f.IncRef()
+			} else {
+				// The pass's reference becomes the receiver's.
+				k.dropPassLocked(f, n)
+			}
 			p.mu.Unlock()
 			return f, true
 		}

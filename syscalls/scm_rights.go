@@ -24,7 +24,8 @@ func Recvmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if !hasControl(c, args[1]) || !unixSocket(c, int32(args[0])) {
 		return sentry.Pass()
 	}
-	return sentry.Observe(c, unix.SYS_RECVMSG, args, &recvRightsExit{msgs: args[1], cloexec: uint32(args[2])&unix.MSG_CMSG_CLOEXEC != 0}, false)
+	flags := uint32(args[2])
+	return sentry.Observe(c, unix.SYS_RECVMSG, args, &recvRightsExit{msgs: args[1], cloexec: flags&unix.MSG_CMSG_CLOEXEC != 0, peek: flags&unix.MSG_PEEK != 0}, false)
 }
 
 // Recvmmsg is recvmmsg(fd, msgvec, vlen, flags, timeout): each message as
@@ -36,7 +37,9 @@ func Recvmmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 			if !unixSocket(c, int32(args[0])) {
 				return sentry.Pass()
 			}
-			return sentry.Observe(c, unix.SYS_RECVMMSG, args, &recvRightsExit{msgs: args[1], vec: true, cloexec: uint32(args[3])&unix.MSG_CMSG_CLOEXEC != 0}, false)
+			flags := uint32(args[3])
+			return sentry.Observe(c, unix.SYS_RECVMMSG, args, &recvRightsExit{msgs: args[1], vec: true,
+				cloexec: flags&unix.MSG_CMSG_CLOEXEC != 0, peek: flags&unix.MSG_PEEK != 0}, false)
 		}
 	}
 	return sentry.Pass()
@@ -70,6 +73,8 @@ type recvRightsExit struct {
 	msgs    uintptr
 	vec     bool
 	cloexec bool
+	// peek: MSG_PEEK, the descriptors will be received again.
+	peek bool
 }
 
 func (r *recvRightsExit) Exit(c *sentry.Call, ret int64) int64 {
@@ -108,7 +113,7 @@ func (r *recvRightsExit) place(c *sentry.Call, addr uintptr, unknown []int32) []
 		return unknown
 	}
 	for _, fd := range rightsFDs(buf) {
-		f, ok := c.Kernel().ReceivedFile(c.TID, fd)
+		f, ok := c.Kernel().ReceivedFile(c.TID, fd, r.peek)
 		switch {
 		case !ok:
 			unknown = append(unknown, fd)

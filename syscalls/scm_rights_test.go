@@ -38,15 +38,15 @@ func TestReceivedDescriptors(t *testing.T) {
 
 	want := h.k.FDTableOf(h.tid).Get(guestFD)
 	defer want.DecRef()
-	if f, ok := h.k.ReceivedFile(h.tid, int32(same)); !ok || f != want {
+	if f, ok := h.k.ReceivedFile(h.tid, int32(same), false); !ok || f != want {
 		t.Errorf("the placeholder's copy: %v %v, want its description", f, ok)
 	} else {
 		f.DecRef()
 	}
-	if f, ok := h.k.ReceivedFile(h.tid, int32(host)); !ok || f != nil {
+	if f, ok := h.k.ReceivedFile(h.tid, int32(host), false); !ok || f != nil {
 		t.Errorf("a host file: %v %v", f, ok)
 	}
-	if f, ok := h.k.ReceivedFile(h.tid, int32(anew)); ok || f != nil {
+	if f, ok := h.k.ReceivedFile(h.tid, int32(anew), false); ok || f != nil {
 		t.Errorf("a store file opened anew: %v %v, want unplaceable", f, ok)
 	}
 

@@ -85,6 +85,13 @@ if pid == 0:
         got += list(array.array("i", raw[16:16 + (len(raw) - 16) // 4 * 4]))[:1]
     print("recvmmsg:", n, [describe(x, f) for x in got])
     for x in got: os.close(x)
+    # 6. Peeked first (MSG_PEEK installs the descriptors too), closed,
+    # then received.
+    _, fds, _ = recv(b, 4, socket.MSG_PEEK)
+    print("peeked:", describe(fds[0], f))
+    os.close(fds[0])
+    _, fds, _ = recv(b)
+    print("received after peek:", describe(fds[0], f), os.pread(fds[0], 5, 0))
     os._exit(0)
 b.close()
 fd = os.open(f, os.O_RDWR)
@@ -112,6 +119,9 @@ libc = ctypes.CDLL(None, use_errno=True)
 for x in (m1, m2):
     c.sendmsg([b"d"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [x]))])
     os.close(x)
+p6 = os.open(f, os.O_RDONLY)
+send(a, [p6])
+os.close(p6)
 _, status = os.waitpid(pid, 0)
 print("child status:", status)
 print("data:", open(f, "rb").read())
