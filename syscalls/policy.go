@@ -161,12 +161,14 @@ func Policies() []Policy {
 		unix.SYS_QUOTACTL_FD)
 	checked(whyUnservedPath,
 		unix.SYS_CHROOT, unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_USELIB,
-		unix.SYS_INOTIFY_ADD_WATCH, unix.SYS_FILE_GETATTR, unix.SYS_FILE_SETATTR)
+		unix.SYS_INOTIFY_ADD_WATCH)
 	checked(whyMount, unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_QUOTACTL)
 	checked(whyMountAt, unix.SYS_OPEN_TREE, unix.SYS_OPEN_TREE_ATTR, unix.SYS_MOVE_MOUNT, unix.SYS_FSPICK,
 		unix.SYS_MOUNT_SETATTR, unix.SYS_FANOTIFY_MARK)
 	checked("checked: SET_PATH and SET_PATH_EMPTY resolved as paths, SET_FD may not be a virtual fd, string values of path parameters (source, overlay layers) resolved (policy_mount.go)",
 		unix.SYS_FSCONFIG)
+	served("served: a sentry file's inode flags as fsxattr flags, as FS_IOC_FSGETXATTR and FS_IOC_FSSETXATTR (flags.go)",
+		unix.SYS_FILE_GETATTR, unix.SYS_FILE_SETATTR)
 	served("served: file handles of sentry files are the sentry's (generation and inode number, as shmem_encode_fh), decoded in its own tree for a virtual mount_fd or a sentry working directory; a host mount_fd passes, unless it is on a sentry store (errUnserved), where the host would open backings by number (handle.go)",
 		unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_OPEN_BY_HANDLE_AT)
 	checked("checked: a path-beneath rule's parent_fd may not be a virtual fd: EBADFD, as get_path_from_fd for a file Landlock cannot restrict",

@@ -128,8 +128,8 @@ func NewTable() *sentry.SyscallTable {
 	}
 	add(unix.SYS_INOTIFY_ADD_WATCH, "inotify_add_watch", InotifyAddWatch, fd, path, hex)
 	add(unix.SYS_NAME_TO_HANDLE_AT, "name_to_handle_at", NameToHandleAt, fd, path, ptr, ptr, atfl)
-	add(unix.SYS_FILE_GETATTR, "file_getattr", unservedPathAt, fd, path, ptr, num, atfl)
-	add(unix.SYS_FILE_SETATTR, "file_setattr", unservedPathAt, fd, path, ptr, num, atfl)
+	add(unix.SYS_FILE_GETATTR, "file_getattr", FileGetattr, fd, path, ptr, num, atfl)
+	add(unix.SYS_FILE_SETATTR, "file_setattr", FileSetattr, fd, path, ptr, num, atfl)
 	for _, c := range []struct {
 		nr   uintptr
 		name string

@@ -16,3 +16,13 @@ func TestInodeFlagsAsLinux(t *testing.T) {
 	probe := testdataPath(t, "inodeflags.py")
 	sameOnBothTmpfs(t, "python3 "+probe+" $1")
 }
+
+// TestFileAttrAsLinux runs testdata/fileattr.py natively on a kernel
+// tmpfs and in the sandbox and compares every line (issue #15):
+// file_getattr and file_setattr, the system calls of FS_IOC_FSGETXATTR
+// and FS_IOC_FSSETXATTR, on files, directories, symlinks and FIFOs, with
+// their size, flag and struct checks and who may set what.
+func TestFileAttrAsLinux(t *testing.T) {
+	probe := testdataPath(t, "fileattr.py")
+	sameOnBothTmpfs(t, "python3 "+probe+" $1")
+}
