@@ -224,6 +224,20 @@ func (t *FDTable) ForkVerified(before FDSnapshot, has func(fd int32, f *vfs.File
 	return n
 }
 
+// Find returns a description of the table that match accepts, with a
+// reference, or nil.
+func (t *FDTable) Find(match func(*vfs.FileDescription) bool) *vfs.FileDescription {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range t.entries {
+		if match(e.file) {
+			e.file.IncRef()
+			return e.file
+		}
+	}
+	return nil
+}
+
 // IncUsers shares the table with one more task (CLONE_FILES).
 func (t *FDTable) IncUsers() { t.users.Add(1) }
 

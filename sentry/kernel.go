@@ -89,6 +89,10 @@ type Kernel struct {
 
 	// ids is the identity the serving threads act with (ActAs).
 	ids identities
+
+	// passed are the descriptions in flight with SCM_RIGHTS
+	// (scm_rights.go).
+	passed passedFiles
 }
 
 // NewKernel returns a kernel serving table.

@@ -197,4 +197,5 @@ func (k *Kernel) Shutdown() {
 	for _, t := range gone {
 		t.release()
 	}
+	k.releasePassed()
 }

@@ -31,6 +31,9 @@ func Chdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 func Fchdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	f := c.FDTable().Get(int32(args[0]))
 	if f == nil {
+		if onSentryStore(c, int32(args[0])) {
+			return sentry.Err(errUnserved)
+		}
 		return sentry.Observe(c, unix.SYS_FCHDIR, args, chdirExit{}, false)
 	}
 	defer f.DecRef()

@@ -506,6 +506,10 @@ func Truncate(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if err := ino.CheckPermission(c.Creds(), vfs.MayWrite); err != nil {
 		return sentry.ErrOf(err)
 	}
+	if fl, ok := ino.(vfs.FlagsInode); ok && fl.FSFlags()&vfs.FlagAppend != 0 {
+		// vfs_truncate: IS_APPEND.
+		return sentry.Err(unix.EPERM)
+	}
 	if length > ino.Size() {
 		// inode_newsize_ok: growing past RLIMIT_FSIZE is EFBIG and
 		// SIGXFSZ (the sentry truncates, the guest's limit applies).

@@ -303,6 +303,13 @@ func mayOpen(c *sentry.Call, d vfs.Dentry, flags uint32, trailingSlash bool) err
 	if err := ino.CheckPermission(c.Creds(), acc); err != nil {
 		return err
 	}
+	if fl, ok := ino.(vfs.FlagsInode); ok && fl.FSFlags()&vfs.FlagAppend != 0 {
+		// An append-only file is written only in append mode, and never
+		// truncated.
+		if flags&unix.O_ACCMODE != unix.O_RDONLY && flags&unix.O_APPEND == 0 || flags&unix.O_TRUNC != 0 {
+			return unix.EPERM
+		}
+	}
 	if flags&unix.O_NOATIME != 0 {
 		// may_open: only the owner (or CAP_FOWNER) may leave atime
 		// alone.

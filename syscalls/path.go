@@ -3,6 +3,7 @@ package syscalls
 import (
 	"runtime"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -69,6 +70,11 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 			f := c.FDTable().Get(dirfd)
 			if f == nil {
 				dir, ok := hostFDPath(c, dirfd)
+				if ok && storeName(dir) && onSentryStore(c, dirfd) {
+					// A placeholder the sentry does not know: the host
+					// would resolve the path in the store itself.
+					return r, errUnserved
+				}
 				if !ok {
 					// Not a directory with a path (a pipe, a bad
 					// descriptor): the host reports its error.
@@ -166,6 +172,26 @@ func hostDirfdErr(c *sentry.Call, fd int32) error {
 		return unix.EBADF
 	}
 	return unix.ENOTDIR
+}
+
+// storeName reports whether host path p could name a file of a sentry
+// store ("r<ino>", "d<ino>", "anon", fs/tmpfs/storage.go, maybe deleted):
+// a cheap test before the exact one (onSentryStore).
+func storeName(p string) bool {
+	p = strings.TrimSuffix(p, " (deleted)")
+	name := p[strings.LastIndexByte(p, '/')+1:]
+	if name == "anon" {
+		return true
+	}
+	if len(name) < 2 || name[0] != 'r' && name[0] != 'd' {
+		return false
+	}
+	for _, ch := range name[1:] {
+		if ch < '0' || ch > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // statBytes views a stat buffer as the bytes the guest receives.

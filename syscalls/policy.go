@@ -125,7 +125,7 @@ func Policies() []Policy {
 		unix.SYS_DUP, unix.SYS_DUP2, unix.SYS_DUP3, unix.SYS_CLOSE_RANGE)
 	served("served: descriptor commands run on the host and the table follows (fd.go); F_DUPFD_QUERY only compares; F_NOTIFY on a sentry directory is the host's on its placeholder, whose backing then mirrors the directory's changes (fs/tmpfs/dnotify.go)",
 		unix.SYS_FCNTL)
-	served("served: FIOCLEX and FIONCLEX on a virtual fd update the sentry's table, its other requests act on the backing (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
+	served("served: FIOCLEX and FIONCLEX on a virtual fd update the sentry's table, the inode-flag requests (FS_IOC_GETFLAGS, _SETFLAGS, _FSGETXATTR, _FSSETXATTR) are the sentry's (flags.go), an O_PATH one is EBADF, its other requests act on the backing (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
 		unix.SYS_IOCTL)
 	served(whyServedAttr,
 		unix.SYS_CHMOD, unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_CHOWN,
@@ -137,8 +137,10 @@ func Policies() []Policy {
 		unix.SYS_LISTXATTRAT, unix.SYS_REMOVEXATTRAT)
 	served("served: AF_UNIX paths into a sentry mount reach the host socket standing for the sentry's (socket.go)",
 		unix.SYS_BIND, unix.SYS_CONNECT, unix.SYS_SENDTO, unix.SYS_GETSOCKNAME, unix.SYS_GETPEERNAME)
-	served("served: msg_name as sendto's; SCM_RIGHTS may not carry a virtual fd to a receiver, errUnserved (policy_fdargs.go)",
+	served("served: msg_name as sendto's; a virtual fd in SCM_RIGHTS travels as its placeholder, its description kept until a guest receives it (policy_fdargs.go, sentry/scm_rights.go)",
 		unix.SYS_SENDMSG, unix.SYS_SENDMMSG)
+	served("served: observed when there is room for control data; a received descriptor that is a sentry file's placeholder (kcmp KCMP_FILE) gets its description, one of a sentry store the sentry cannot place is closed (scm_rights.go)",
+		unix.SYS_RECVMSG, unix.SYS_RECVMMSG)
 	served("served: a sentry file runs from its backing, installed and exec'd with execveat; a host one passes (task.go)", unix.SYS_EXECVE, unix.SYS_EXECVEAT)
 	served("served: the child's table and fs context follow the flags; CLONE_UNTRACED is stripped, CLONE_NEWNS refused with EPERM (task.go)",
 		unix.SYS_CLONE)
@@ -157,7 +159,7 @@ func Policies() []Policy {
 		unix.SYS_QUOTACTL_FD)
 	checked(whyUnservedPath,
 		unix.SYS_CHROOT, unix.SYS_ACCT,
-		unix.SYS_INOTIFY_ADD_WATCH, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_FILE_GETATTR, unix.SYS_FILE_SETATTR)
+		unix.SYS_INOTIFY_ADD_WATCH)
 	served("served: a tmpfs mounted on a sentry directory by a guest with CAP_SYS_ADMIN is a new sentry mount (EPERM without, as may_mount), with MS_RDONLY, the other per-mount flags and MS_REMOUNT; another type there ENODEV (a host file system inside the sentry's tree would put host files under it), bind, move and propagation there errUnserved; the sandbox's own mounts are locked (remount EPERM); a host target passes with the resolved paths, as whyMount (mount.go, policy_mount.go)",
 		unix.SYS_MOUNT)
 	served("served: a guest's mount in the sentry is unmounted (EBUSY while a file, working directory, mapping or mount is in it, MNT_DETACH lazy); the sandbox's own mounts are locked, EINVAL (under them is the namespace's cover); a host target passes (mount.go)",
@@ -171,8 +173,10 @@ func Policies() []Policy {
 		unix.SYS_MOUNT_SETATTR, unix.SYS_FANOTIFY_MARK)
 	checked("checked: SET_PATH and SET_PATH_EMPTY resolved as paths, SET_FD may not be a virtual fd, string values of path parameters (source, overlay layers) resolved (policy_mount.go)",
 		unix.SYS_FSCONFIG)
-	checked("checked: a handle is decoded on mount_fd's file system; a virtual fd's (its placeholder's, the host's /dev/shm) or a sentry working directory's is errUnserved",
-		unix.SYS_OPEN_BY_HANDLE_AT)
+	served("served: a sentry file's inode flags as fsxattr flags, as FS_IOC_FSGETXATTR and FS_IOC_FSSETXATTR (flags.go)",
+		unix.SYS_FILE_GETATTR, unix.SYS_FILE_SETATTR)
+	served("served: file handles of sentry files are the sentry's (generation and inode number, as shmem_encode_fh), decoded in its own tree for a virtual mount_fd or a sentry working directory; a host mount_fd passes, unless it is on a sentry store (errUnserved), where the host would open backings by number (handle.go)",
+		unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_OPEN_BY_HANDLE_AT)
 	checked("checked: a path-beneath rule's parent_fd may not be a virtual fd: EBADFD, as get_path_from_fd for a file Landlock cannot restrict",
 		unix.SYS_LANDLOCK_ADD_RULE)
 	checked("checked: BPF_OBJ_PIN and BPF_OBJ_GET paths and uprobe-multi link binaries resolved; other descriptors must be bpf objects, cgroups or namespaces, which a placeholder is not",
@@ -282,7 +286,7 @@ func Policies() []Policy {
 	harmless("harmless: a placeholder, like a tmpfs file or directory, cannot be watched: EPERM from the host as from Linux",
 		unix.SYS_EPOLL_CTL)
 	harmless(whySocketOp,
-		unix.SYS_ACCEPT, unix.SYS_ACCEPT4, unix.SYS_RECVFROM, unix.SYS_RECVMSG, unix.SYS_RECVMMSG,
+		unix.SYS_ACCEPT, unix.SYS_ACCEPT4, unix.SYS_RECVFROM,
 		unix.SYS_SHUTDOWN, unix.SYS_LISTEN, unix.SYS_GETSOCKOPT)
 	harmless(whySockopt, unix.SYS_SETSOCKOPT)
 	harmless(whyTypedFD,

@@ -231,26 +231,39 @@ const (
 
 // Sendmsg is sendmsg(fd, msg, flags): an AF_UNIX path in msg_name is
 // resolved as sendto's is (a socket bound in a sentry mount is reached at
-// its host path), and SCM_RIGHTS control data may not carry a virtual fd
-// (errUnserved): the receiver, another guest process or a host one, would
-// get the placeholder.
+// its host path), and the descriptions of virtual fds in SCM_RIGHTS are
+// kept for their receiver to be told (scm_rights.go).
 func Sendmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	var h [msghdrSize]byte
 	if c.CopyIn(args[1], h[:]) != nil {
 		return sentry.Err(unix.EFAULT)
 	}
 	var names sockNames
-	res, changed, ok := checkMsghdr(c, h[:], &names)
-	if !ok || !changed {
+	res, files, changed, ok := checkMsghdr(c, h[:], &names)
+	if !ok {
 		return res
+	}
+	if res, ok := passFiles(c, files); !ok {
+		return res
+	}
+	var then sentry.Continuation = sentry.Identity{}
+	if len(files) > 0 {
+		then = &sendRightsExit{files: [][]*vfs.FileDescription{files}}
+	}
+	if !changed {
+		if len(files) == 0 {
+			return res
+		}
+		return sentry.Observe(c, unix.SYS_SENDMSG, args, then, false)
 	}
 	addr, err := c.StackBuffer(len(h), h[:])
 	if err != nil {
+		c.Kernel().UnpassFiles(files)
 		return sentry.ErrOf(err)
 	}
 	na := *args
 	na[1] = addr
-	return sentry.RewriteTo(c, unix.SYS_SENDMSG, na, sentry.Identity{})
+	return sentry.RewriteTo(c, unix.SYS_SENDMSG, na, then)
 }
 
 // Sendmmsg is sendmmsg(fd, msgvec, vlen, flags): each message as sendmsg.
@@ -260,33 +273,40 @@ func Sendmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 // (one copy of each path), and the msg_len of each message sent is copied
 // back to the guest's (sendmmsgExit). A message the sentry must refuse,
 // or cannot read, ends the vector: the host sends those before it, and
-// it alone fails.
+// it alone fails. The descriptions each message passes in SCM_RIGHTS are
+// taken back for the messages the host did not send.
 func Sendmmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	vlen := min(uint32(args[2]), uioMaxIOV)
 	vec := c.IOBuf(int(vlen) * mmsghdrSize)
 	var names sockNames
 	var res sentry.Result
-	n, changed := uint32(0), false
+	var passed [][]*vfs.FileDescription
+	n, changed, some := uint32(0), false, false
 	for ; n < vlen; n++ {
 		h := vec[n*mmsghdrSize : (n+1)*mmsghdrSize]
 		if c.CopyIn(args[1]+uintptr(n)*mmsghdrSize, h) != nil {
 			res = sentry.Err(unix.EFAULT)
 			break
 		}
-		r, ch, ok := checkMsghdr(c, h[:msghdrSize], &names)
+		r, files, ch, ok := checkMsghdr(c, h[:msghdrSize], &names)
+		if ok {
+			r, ok = passFiles(c, files)
+		}
 		if !ok {
 			res = r
 			break
 		}
+		passed = append(passed, files)
 		changed = changed || ch
+		some = some || len(files) > 0
 	}
 	switch {
 	case n == 0 && vlen > 0:
 		return res
-	case !changed && n == vlen:
+	case !changed && n == vlen && !some:
 		return sentry.Pass()
 	case !changed:
-		return sendFirst(c, args, n)
+		return sendFirst(c, args, n, passed)
 	}
 	// The copy of the vector; a stack without room for all of it sends
 	// fewer, as a nonblocking sendmmsg may.
@@ -297,19 +317,27 @@ func Sendmmsg(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 			break
 		}
 		if n == 1 {
+			c.Kernel().UnpassFiles(passed[0])
 			return sentry.ErrOf(err)
 		}
 		n /= 2
+		for _, p := range passed[n:] {
+			c.Kernel().UnpassFiles(p)
+		}
+		passed = passed[:n]
 	}
 	na := platform.SyscallArgs{args[0], addr, uintptr(n), args[3]}
-	return sentry.RewriteTo(c, unix.SYS_SENDMMSG, na, &sendmmsgExit{entry: args[1], copy: addr})
+	return sentry.RewriteTo(c, unix.SYS_SENDMMSG, na, &sendmmsgExit{entry: args[1], copy: addr,
+		rights: sendRightsExit{files: passed, mmsg: true}})
 }
 
 // sendmmsgExit copies the msg_len the host set in the sentry's copy of a
-// sendmmsg's vector to the guest's, for each message sent.
+// sendmmsg's vector to the guest's, for each message sent, and takes back
+// the passes of the messages not sent.
 type sendmmsgExit struct {
 	// entry is the guest's vector, copy the sentry's.
 	entry, copy uintptr
+	rights      sendRightsExit
 }
 
 func (s *sendmmsgExit) Exit(c *sentry.Call, ret int64) int64 {
@@ -317,21 +345,73 @@ func (s *sendmmsgExit) Exit(c *sentry.Call, ret int64) int64 {
 	for i := uintptr(0); i < uintptr(max(ret, 0)); i++ {
 		off := i*mmsghdrSize + msghdrSize
 		if c.CopyIn(s.copy+off, n[:]) != nil || c.CopyOut(s.entry+off, n[:]) != nil {
-			// put_user of msg_len failed: Linux stops there.
+			// put_user of msg_len failed: Linux stops there (the
+			// messages were sent all the same).
+			s.rights.Exit(c, ret)
 			if i == 0 {
 				return -int64(unix.EFAULT)
 			}
 			return int64(i)
 		}
 	}
+	return s.rights.Exit(c, ret)
+}
+
+// sendFirst lets the host send only the first n messages of a sendmmsg,
+// which pass the descriptions in passed (per message).
+func sendFirst(c *sentry.Call, args *platform.SyscallArgs, n uint32, passed [][]*vfs.FileDescription) sentry.Result {
+	some := false
+	for _, p := range passed {
+		some = some || len(p) > 0
+	}
+	na := *args
+	na[2] = uintptr(n)
+	var then sentry.Continuation = sentry.Identity{}
+	if some {
+		then = &sendRightsExit{files: passed, mmsg: true}
+	}
+	return sentry.Observe(c, unix.SYS_SENDMMSG, &na, then, false)
+}
+
+// sendRightsExit takes back the passes of the messages a sendmsg or
+// sendmmsg did not send.
+type sendRightsExit struct {
+	// files are the descriptions each message passes.
+	files [][]*vfs.FileDescription
+	// mmsg: the result is the number of messages sent.
+	mmsg bool
+}
+
+func (s *sendRightsExit) Exit(c *sentry.Call, ret int64) int64 {
+	sent := 0
+	switch {
+	case ret < 0:
+	case s.mmsg:
+		sent = int(min(ret, int64(len(s.files))))
+	default:
+		sent = len(s.files)
+	}
+	for _, f := range s.files[sent:] {
+		c.Kernel().UnpassFiles(f)
+	}
 	return ret
 }
 
-// sendFirst lets the host send only the first n messages of a sendmmsg.
-func sendFirst(c *sentry.Call, args *platform.SyscallArgs, n uint32) sentry.Result {
-	na := *args
-	na[2] = uintptr(n)
-	return sentry.Observe(c, unix.SYS_SENDMMSG, &na, sentry.Identity{}, false)
+// passFiles records the descriptions a message passes before the host
+// sends it: ETOOMANYREFS past the sentry's bound (maxPassedFiles). The
+// references checkRights took go either way.
+func passFiles(c *sentry.Call, files []*vfs.FileDescription) (sentry.Result, bool) {
+	if len(files) == 0 {
+		return sentry.Result{}, true
+	}
+	ok := c.Kernel().PassFiles(files)
+	for _, f := range files {
+		f.DecRef()
+	}
+	if !ok {
+		return sentry.Err(unix.ETOOMANYREFS), false
+	}
+	return sentry.Result{}, true
 }
 
 // sockNames is the socket addresses the sentry wrote below the guest's
@@ -344,63 +424,96 @@ type sockNames struct {
 }
 
 // checkMsghdr checks one struct msghdr h (the guest's copy): ok false
-// with res the answer when the message must fail, changed when h now
-// names a host socket path the sentry resolved (written below the
-// guest's stack, or the one names holds when it is the same) and must be
-// sent from a copy.
-func checkMsghdr(c *sentry.Call, h []byte, names *sockNames) (res sentry.Result, changed, ok bool) {
+// with res the answer when the message must fail, files the descriptions
+// of the virtual fds its SCM_RIGHTS carry (with a reference each), changed
+// when h now names a host socket path the sentry resolved (written below
+// the guest's stack, or the one names holds when it is the same) and must
+// be sent from a copy.
+func checkMsghdr(c *sentry.Call, h []byte, names *sockNames) (res sentry.Result, files []*vfs.FileDescription, changed, ok bool) {
 	name, namelen := uintptr(binary.LittleEndian.Uint64(h[0:])), uintptr(binary.LittleEndian.Uint32(h[8:]))
 	ctl, ctllen := uintptr(binary.LittleEndian.Uint64(h[32:])), uintptr(binary.LittleEndian.Uint64(h[40:]))
 	if ctl != 0 && ctllen > 0 {
-		if res, ok := checkRights(c, ctl, ctllen); !ok {
-			return res, false, false
+		if files, res, ok = checkRights(c, ctl, ctllen); !ok {
+			return res, nil, false, false
 		}
 	}
+	fail := func(r sentry.Result) (sentry.Result, []*vfs.FileDescription, bool, bool) {
+		for _, f := range files {
+			f.DecRef()
+		}
+		return r, nil, false, false
+	}
 	if name == 0 || namelen == 0 {
-		return res, false, true
+		return res, files, false, true
 	}
 	p, isPath, err := unixPath(c, name, namelen)
 	if err != nil {
-		return sentry.ErrOf(err), false, false
+		return fail(sentry.ErrOf(err))
 	}
 	if !isPath {
-		return res, false, true
+		return res, files, false, true
 	}
 	host, res, ok := socketTarget(c, p)
-	if !ok || host == "" {
-		return res, false, ok
+	if !ok {
+		return fail(res)
+	}
+	if host == "" {
+		return res, files, false, true
 	}
 	if len(host) >= sockaddrUnSize-2 {
-		return sentry.Err(unix.ENAMETOOLONG), false, false
+		return fail(sentry.Err(unix.ENAMETOOLONG))
 	}
 	if names.addr == 0 || names.host != host {
 		b, n := sockaddrUn(host)
 		addr, err := c.StackBuffer(n, b[:n])
 		if err != nil {
-			return sentry.ErrOf(err), false, false
+			return fail(sentry.ErrOf(err))
 		}
 		*names = sockNames{host: host, addr: addr, n: n}
 	}
 	binary.LittleEndian.PutUint64(h[0:], uint64(names.addr))
 	binary.LittleEndian.PutUint32(h[8:], uint32(names.n))
-	return res, true, true
+	return res, files, true, true
 }
 
 // cmsgHeader is sizeof(struct cmsghdr).
 const cmsgHeader = 16
 
-// checkRights walks the control messages as __scm_send does and refuses
-// SCM_RIGHTS carrying a virtual fd. A malformed message ends the walk:
-// the host refuses the call there (EINVAL) before sending anything.
-func checkRights(c *sentry.Call, ctl, ctllen uintptr) (sentry.Result, bool) {
+// checkRights walks the control messages as __scm_send does and returns
+// the descriptions of the virtual fds SCM_RIGHTS carry, with a reference
+// each. A virtual fd without a placeholder the kernel can carry (no host
+// descriptor the sentry holds, which a receipt could be told by) is
+// errUnserved. A malformed message ends the walk: the host refuses the
+// call there (EINVAL) before sending anything.
+func checkRights(c *sentry.Call, ctl, ctllen uintptr) ([]*vfs.FileDescription, sentry.Result, bool) {
 	if ctllen > maxControl {
-		return sentry.Err(unix.ENOBUFS), false
+		return nil, sentry.Err(unix.ENOBUFS), false
 	}
 	buf := make([]byte, ctllen)
 	if c.CopyIn(ctl, buf) != nil {
-		return sentry.Err(unix.EFAULT), false
+		return nil, sentry.Err(unix.EFAULT), false
 	}
-	fdt := c.FDTable()
+	var files []*vfs.FileDescription
+	for _, fd := range rightsFDs(buf) {
+		f := c.FDTable().Get(fd)
+		if f == nil {
+			continue
+		}
+		files = append(files, f)
+		if f.HostFD < 0 {
+			for _, f := range files {
+				f.DecRef()
+			}
+			return nil, sentry.Err(errUnserved), false
+		}
+	}
+	return files, sentry.Pass(), true
+}
+
+// rightsFDs are the descriptors of the SCM_RIGHTS messages in control
+// data buf, walked as __scm_send and scm_detach_fds lay them out.
+func rightsFDs(buf []byte) []int32 {
+	var fds []int32
 	for off := 0; off+cmsgHeader <= len(buf); {
 		clen := int(binary.LittleEndian.Uint64(buf[off:]))
 		if clen < cmsgHeader || clen > len(buf)-off {
@@ -409,14 +522,12 @@ func checkRights(c *sentry.Call, ctl, ctllen uintptr) (sentry.Result, bool) {
 		level, typ := int32(binary.LittleEndian.Uint32(buf[off+8:])), int32(binary.LittleEndian.Uint32(buf[off+12:]))
 		if level == unix.SOL_SOCKET && typ == unix.SCM_RIGHTS {
 			for i := off + cmsgHeader; i+4 <= off+clen; i += 4 {
-				if fdt.Has(int32(binary.LittleEndian.Uint32(buf[i:]))) {
-					return sentry.Err(errUnserved), false
-				}
+				fds = append(fds, int32(binary.LittleEndian.Uint32(buf[i:])))
 			}
 		}
 		off += (clen + 7) &^ 7
 	}
-	return sentry.Pass(), true
+	return fds
 }
 
 // PidfdGetfd is pidfd_getfd(pidfd, targetfd, flags): a copy of another

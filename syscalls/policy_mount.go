@@ -406,11 +406,3 @@ func FanotifyMark(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	res, _ := hostPathAt(c, int32(args[3]), args[4], flags&fanMarkDontFollow == 0, false)
 	return res
 }
-
-// OpenByHandleAt is open_by_handle_at(mount_fd, handle, flags): the handle
-// is decoded on mount_fd's file system (the working directory's for
-// AT_FDCWD); on a placeholder's, it would open files of the host's
-// /dev/shm the guest never named.
-func OpenByHandleAt(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	return hostDirFD(c, int32(args[0]))
-}

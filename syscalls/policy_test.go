@@ -153,7 +153,7 @@ func TestCheckedHandlers(t *testing.T) {
 		ctl := le(uint64(20), uint32(unix.SOL_SOCKET), uint32(unix.SCM_RIGHTS), uint32(fd), uint32(0))
 		return buf(le(uint64(0), uint64(0), uint64(0), uint64(0), uint64(addr(ctl)), uint64(len(ctl)), uint64(0)))
 	}
-	const pass = -1
+	const pass, observed = -1, -2
 	ovl := cstr("lowerdir=/var/tmp:" + mountPoint + "/a,upperdir=/var/tmp/u")
 	for _, c := range []struct {
 		name string
@@ -173,7 +173,7 @@ func TestCheckedHandlers(t *testing.T) {
 		{"BTRFS_IOC_SEND virtual", unix.SYS_IOCTL, []uintptr{0, 0x40489426, buf(le(uint64(100)))}, int(unix.EOPNOTSUPP)},
 		{"autofs OPENMOUNT in mount", unix.SYS_IOCTL, []uintptr{0, 0xC0189374, buf(le(uint32(1), uint32(0), uint32(24+32), uint32(0xffffffff), uint64(0), inMount))}, int(unix.EOPNOTSUPP)},
 		{"ioctl on the virtual fd", unix.SYS_IOCTL, []uintptr{100, unix.FICLONE, 0}, pass},
-		{"sendmsg SCM_RIGHTS virtual", unix.SYS_SENDMSG, []uintptr{0, scm(100), 0}, int(unix.EOPNOTSUPP)},
+		{"sendmsg SCM_RIGHTS virtual", unix.SYS_SENDMSG, []uintptr{0, scm(100), 0}, observed},
 		{"sendmsg SCM_RIGHTS host", unix.SYS_SENDMSG, []uintptr{0, scm(0), 0}, pass},
 		{"sendmsg bad pointer", unix.SYS_SENDMSG, []uintptr{0, 8, 0}, int(unix.EFAULT)},
 		{"landlock parent virtual", unix.SYS_LANDLOCK_ADD_RULE, []uintptr{0, unix.LANDLOCK_RULE_PATH_BENEATH, buf(le(uint64(1), uint32(100))), 0}, int(unix.EBADFD)},
@@ -224,6 +224,10 @@ func TestCheckedHandlers(t *testing.T) {
 	} {
 		r := h.call(c.nr, c.args...)
 		switch {
+		case c.want == observed && (r.Action != platform.Rewrite || r.Sysno != c.nr || r.Args[1] != c.args[1]):
+			t.Errorf("%s: %+v, want the call observed", c.name, r)
+		case c.want == observed:
+			h.k.SyscallExit(h.tid, -int64(unix.EPIPE))
 		case c.want == pass && r.Action != platform.Passthrough:
 			t.Errorf("%s: %+v, want a pass", c.name, r)
 		case c.want != pass && (r.Action != platform.Done || r.Ret != -int64(c.want)):

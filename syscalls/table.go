@@ -129,9 +129,9 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_SWAPON, "swapon", Swap, path, hex)
 	add(unix.SYS_SWAPOFF, "swapoff", Swap, path)
 	add(unix.SYS_INOTIFY_ADD_WATCH, "inotify_add_watch", InotifyAddWatch, fd, path, hex)
-	add(unix.SYS_NAME_TO_HANDLE_AT, "name_to_handle_at", unservedPathAt, fd, path, ptr, ptr, atfl)
-	add(unix.SYS_FILE_GETATTR, "file_getattr", unservedPathAt, fd, path, ptr, num, atfl)
-	add(unix.SYS_FILE_SETATTR, "file_setattr", unservedPathAt, fd, path, ptr, num, atfl)
+	add(unix.SYS_NAME_TO_HANDLE_AT, "name_to_handle_at", NameToHandleAt, fd, path, ptr, ptr, atfl)
+	add(unix.SYS_FILE_GETATTR, "file_getattr", FileGetattr, fd, path, ptr, num, atfl)
+	add(unix.SYS_FILE_SETATTR, "file_setattr", FileSetattr, fd, path, ptr, num, atfl)
 	// Mounts, quotas, marks and handles: policy_mount.go.
 	add(unix.SYS_MOUNT, "mount", Mount, path, path, path, hex, ptr)
 	add(unix.SYS_UMOUNT2, "umount2", Umount2, path, hex)
@@ -149,6 +149,8 @@ func NewTable() *sentry.SyscallTable {
 	// Descriptors and paths handed to host objects: policy_fdargs.go.
 	add(unix.SYS_SENDMSG, "sendmsg", Sendmsg, fd, ptr, hex)
 	add(unix.SYS_SENDMMSG, "sendmmsg", Sendmmsg, fd, ptr, num, hex)
+	add(unix.SYS_RECVMSG, "recvmsg", Recvmsg, fd, ptr, hex)
+	add(unix.SYS_RECVMMSG, "recvmmsg", Recvmmsg, fd, ptr, num, hex, ptr)
 	add(unix.SYS_PIDFD_GETFD, "pidfd_getfd", PidfdGetfd, fd, num, hex)
 	add(unix.SYS_LANDLOCK_ADD_RULE, "landlock_add_rule", LandlockAddRule, fd, num, ptr, hex)
 	add(unix.SYS_BPF, "bpf", Bpf, num, ptr, num)

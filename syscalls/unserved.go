@@ -37,19 +37,6 @@ func unservedPath(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	return res
 }
 
-// unservedPathAt guards calls whose first two arguments are (dirfd, path)
-// and whose fifth are AT_* flags: name_to_handle_at (which follows a
-// trailing symlink only with AT_SYMLINK_FOLLOW), file_getattr and
-// file_setattr (which follow unless AT_SYMLINK_NOFOLLOW).
-func unservedPathAt(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	flags := uint32(args[4])
-	follow := flags&unix.AT_SYMLINK_NOFOLLOW == 0
-	if c.Sysno == unix.SYS_NAME_TO_HANDLE_AT {
-		follow = flags&unix.AT_SYMLINK_FOLLOW != 0
-	}
-	return hostPathOrEmpty(c, int32(args[0]), args[1], follow, flags&unix.AT_EMPTY_PATH != 0)
-}
-
 // hostPathOrEmpty is hostPathAt where a NULL path with emptyOK is the
 // empty path (getname_maybe_null).
 func hostPathOrEmpty(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK bool) sentry.Result {

@@ -92,6 +92,9 @@ func xattrAtFD(c *sentry.Call, fd int32) (xattrTarget, sentry.Result, bool) {
 // trusted. and security., CAP_FOWNER over the inode for user. on a sticky
 // directory (inode_owner_or_capable).
 func xattrPermission(c *vfs.Credentials, ino vfs.Inode, name string, write bool) error {
+	if fl, ok := ino.(vfs.FlagsInode); ok && write && fl.FSFlags()&(vfs.FlagAppend|vfs.FlagImmutable) != 0 {
+		return unix.EPERM
+	}
 	var st unix.Stat_t
 	ino.Stat(&st)
 	typ := st.Mode & unix.S_IFMT

@@ -30,7 +30,20 @@ func (i *inode) SetAttr(c *vfs.Credentials, a *vfs.Attr) error {
 	defer i.mu.Unlock()
 	i.reconcileModeLocked()
 	owner := c.OwnerOrCapable(i.uid, i.gid)
-	if a.Mask&(vfs.AttrAtime|vfs.AttrMtime) != 0 {
+	times := a.Mask & (vfs.AttrAtime | vfs.AttrMtime)
+	touch := times == vfs.AttrAtime|vfs.AttrMtime && a.AtimeNow && a.MtimeNow
+	if a.Mask&(vfs.AttrMode|vfs.AttrUID|vfs.AttrGID) != 0 || times != 0 && !touch {
+		// notify_change: an immutable or append-only inode keeps its
+		// mode, owner and explicit times.
+		if i.isAppendOrImmutable() {
+			return unix.EPERM
+		}
+	}
+	if touch && i.isImmutable() {
+		// Both times to now (ATTR_TOUCH) needs write access.
+		return unix.EPERM
+	}
+	if times != 0 {
 		explicit := (a.Mask&vfs.AttrAtime != 0 && !a.AtimeNow) || (a.Mask&vfs.AttrMtime != 0 && !a.MtimeNow)
 		if explicit && !owner {
 			return unix.EPERM

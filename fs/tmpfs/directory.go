@@ -27,7 +27,7 @@ func (d *dentry) mayCreateLocked(name string, c *vfs.Credentials) error {
 		return unix.ENOENT
 	}
 	mode, uid, gid := d.inode.attrs()
-	return checkPermission(c, vfs.MayWrite|vfs.MayExec, mode, uid, gid)
+	return d.inode.permission(c, vfs.MayWrite|vfs.MayExec, mode, uid, gid)
 }
 
 // mayDeleteLocked is may_delete for victim, a child of d: EACCES without
@@ -38,13 +38,20 @@ func (d *dentry) mayCreateLocked(name string, c *vfs.Credentials) error {
 // fs.mu must be held.
 func (d *dentry) mayDeleteLocked(victim *dentry, isDir bool, c *vfs.Credentials) error {
 	mode, uid, gid := d.inode.attrs()
-	if err := checkPermission(c, vfs.MayWrite|vfs.MayExec, mode, uid, gid); err != nil {
+	if err := d.inode.permission(c, vfs.MayWrite|vfs.MayExec, mode, uid, gid); err != nil {
 		return err
+	}
+	if d.inode.fsflags.Load()&fsAppendFL != 0 {
+		// IS_APPEND(dir): names are only added.
+		return unix.EPERM
 	}
 	if mode&unix.S_ISVTX != 0 && c.UID != uid {
 		if _, vuid, vgid := victim.inode.attrs(); vuid != c.UID && !c.CapableWrt(vfs.CapFowner, vuid, vgid) {
 			return unix.EPERM
 		}
+	}
+	if victim.inode.isAppendOrImmutable() {
+		return unix.EPERM
 	}
 	if isDir {
 		if !victim.inode.isDir() {
@@ -112,6 +119,7 @@ func (d *dentry) createLocked(name string, ftype, mode uint32, c *vfs.Credential
 		d.fs.islots--
 		return nil, err
 	}
+	i.inheritFlags(d.inode)
 	child := &dentry{fs: d.fs, inode: i}
 	d.insertLocked(name, child, now)
 	if ftype == unix.S_IFDIR {
@@ -147,7 +155,7 @@ func (d *dentry) CreateTmpfile(mode uint32, excl bool, c *vfs.Credentials) (vfs.
 	d.fs.mu.Lock()
 	defer d.fs.mu.Unlock()
 	dmode, duid, dgid := d.inode.attrs()
-	if err := checkPermission(c, vfs.MayWrite|vfs.MayExec, dmode, duid, dgid); err != nil {
+	if err := d.inode.permission(c, vfs.MayWrite|vfs.MayExec, dmode, duid, dgid); err != nil {
 		return nil, err
 	}
 	if d.inode.nlink.Load() == 0 {
@@ -162,6 +170,7 @@ func (d *dentry) CreateTmpfile(mode uint32, excl bool, c *vfs.Credentials) (vfs.
 		d.fs.islots--
 		return nil, err
 	}
+	i.inheritFlags(d.inode)
 	i.nlink.Store(0)
 	i.linkable.Store(!excl)
 	return &dentry{fs: d.fs, inode: i, parent: d, name: "#" + strconv.FormatUint(i.ino, 10)}, nil
@@ -201,6 +210,9 @@ func (d *dentry) Link(name string, target vfs.Dentry, c *vfs.Credentials) (vfs.D
 	ti := td.inode
 	n := ti.nlink.Load()
 	switch {
+	case ti.isAppendOrImmutable():
+		// vfs_link: no new name for an append-only or immutable file.
+		return nil, unix.EPERM
 	case ti.isDir():
 		return nil, unix.EPERM
 	case n == 0 && !ti.linkable.Load():

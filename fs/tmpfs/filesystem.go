@@ -96,6 +96,10 @@ type Filesystem struct {
 	// live is the head of the list of live inodes (linked or open), for
 	// Check.
 	live *inode
+	// handles are the inodes a file handle was made for, by number, each
+	// with the dentry it was made from (handle.go): Linux's inode hash,
+	// which tmpfs fills at the first encode. An inode leaves it when freed.
+	handles map[uint64]*dentry
 }
 
 // New returns an empty tmpfs whose root directory has opts' mode and owner,
@@ -313,6 +317,7 @@ func (fs *Filesystem) newInodeLocked(mode, uid, gid uint32, now int64) (*inode, 
 		mtime: now,
 		ctime: now,
 		btime: now,
+		gen:   newGeneration(),
 	}
 	fs.nextIno++
 	if i.ftype == unix.S_IFDIR {
@@ -358,6 +363,7 @@ func (fs *Filesystem) freeLocked(i *inode) {
 		i.nextLive.prevLive = i.prevLive
 	}
 	i.prevLive, i.nextLive = nil, nil
+	delete(fs.handles, i.ino)
 	fs.inodes--
 	fs.islots--
 	i.mu.Lock()

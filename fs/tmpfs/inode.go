@@ -39,6 +39,10 @@ type inode struct {
 	// ino and ftype (the S_IFMT bits) are immutable.
 	ino   uint64
 	ftype uint32
+	// gen is i_generation, part of the inode's file handle (handle.go).
+	gen uint32
+	// fsflags are the inode flags (flags.go), written under mu.
+	fsflags atomic.Uint32
 
 	// refs counts open file descriptions (IncRef/DecRef).
 	refs atomic.Int64
@@ -242,6 +246,17 @@ func (i *inode) Statx(stx *unix.Statx_t) {
 			stx.Mode = uint16(i.reconcileMode(uint32(h.Mode)))
 		}
 	}
+	// shmem_getattr.
+	fl := i.fsflags.Load()
+	if fl&fsAppendFL != 0 {
+		stx.Attributes |= unix.STATX_ATTR_APPEND
+	}
+	if fl&fsImmutableFL != 0 {
+		stx.Attributes |= unix.STATX_ATTR_IMMUTABLE
+	}
+	if fl&fsNodumpFL != 0 {
+		stx.Attributes |= unix.STATX_ATTR_NODUMP
+	}
 	// The root of the file system is the root of its mount, which
 	// vfs_getattr_nosec flags with STATX_ATTR_MOUNT_ROOT.
 	if i == i.fs.root.inode {
@@ -259,9 +274,19 @@ func (i *inode) CheckPermission(c *vfs.Credentials, mask uint32) error {
 	i.mu.Lock()
 	mode, uid, gid := i.mode, i.uid, i.gid
 	i.mu.Unlock()
+	return i.permission(c, mask, mode, uid, gid)
+}
+
+// permission is inode_permission for i with its mode, uid and gid: a
+// read-only mount refuses writes (sb_permission, EROFS), nobody writes an
+// immutable inode (EPERM), both before the mode is looked at, then
+// generic_permission.
+func (i *inode) permission(c *vfs.Credentials, mask, mode, uid, gid uint32) error {
 	if mask&vfs.MayWrite != 0 && i.fs.readOnly.Load() && (i.isRegular() || i.isDir() || i.isSymlink()) {
-		// sb_permission, before the mode bits.
 		return unix.EROFS
+	}
+	if mask&vfs.MayWrite != 0 && i.isImmutable() {
+		return unix.EPERM
 	}
 	return checkPermission(c, mask, mode, uid, gid)
 }
@@ -355,6 +380,11 @@ func (i *inode) DecRef() {
 func (i *inode) releaseData() {
 	switch {
 	case i.isRegular():
+		if i.isAppendOrImmutable() {
+			// An O_TMPFILE file made immutable: the host would not
+			// unlink its backing.
+			i.fs.store.setFlags(i.ino, 0)
+		}
 		i.fs.store.removeFile(i.ino)
 	case i.isDir():
 		i.fs.store.removeDir(i.ino)
@@ -384,6 +414,10 @@ func (i *inode) touchCtime(now int64) {
 // relatime_need_update): atime moves to now only if it is not after mtime
 // or ctime, or is a day old. i.mu must be held.
 func (i *inode) touchAtimeLocked(now int64) {
+	if i.fsflags.Load()&fsNoatimeFL != 0 {
+		// IS_NOATIME.
+		return
+	}
 	if i.atime > i.mtime && i.atime > i.ctime &&
 		now/1e9-i.atime/1e9 < relatimeWindow {
 		return

@@ -44,6 +44,8 @@ type store struct {
 	// dir is the private directory's path in the fallback, "" for a
 	// detached mount.
 	dir string
+	// dev is st_dev of the store's file system. Immutable.
+	dev uint64
 	// anonOnce makes anon, an empty file that O_PATH descriptors of
 	// files without a backing (symlinks, FIFOs, sockets, devices) open.
 	anonOnce sync.Once
@@ -56,7 +58,7 @@ type store struct {
 func newStore(sizeLimit int64) (*store, error) {
 	root, err := newDetachedTmpfs(sizeLimit)
 	if err == nil {
-		return &store{root: root}, nil
+		return &store{root: root, dev: devOf(root)}, nil
 	}
 	base := "/dev/shm"
 	if st, serr := os.Stat(base); serr != nil || !st.IsDir() {
@@ -71,7 +73,16 @@ func newStore(sizeLimit int64) (*store, error) {
 		os.Remove(dir)
 		return nil, fmt.Errorf("tmpfs store: %s: %w", dir, derr)
 	}
-	return &store{root: root, dir: dir}, nil
+	return &store{root: root, dir: dir, dev: devOf(root)}, nil
+}
+
+// devOf is st_dev of the file fd is open on.
+func devOf(fd int) uint64 {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return st.Dev
 }
 
 // privateDirPrefix names a fallback store directory after the sentry's
@@ -139,10 +150,20 @@ func (s *store) createFile(ino uint64, mode, uid, gid uint32) error {
 	if err := unix.Mknodat(s.root, name, unix.S_IFREG|mode&07777, 0); err != nil {
 		return err
 	}
-	// mknod applied the sentry's umask: set the bits exactly.
-	if err := unix.Fchmodat(s.root, name, mode&07777, 0); err != nil {
-		unix.Unlinkat(s.root, name, 0)
-		return err
+	// mknod applied the umask of the moment (the sentry's, or a guest's
+	// another thread acts as): set the bits exactly where it changed
+	// them. Each change moves ctime alone, so a file changed here gets
+	// its three times set to one current_time after (UTIME_NOW for both
+	// does); one left as mknod made it has all four times, btime
+	// included, equal already, as Linux's new inode.
+	var st unix.Stat_t
+	changed := false
+	if unix.Fstatat(s.root, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&07777 != mode&07777 {
+		if err := unix.Fchmodat(s.root, name, mode&07777, 0); err != nil {
+			unix.Unlinkat(s.root, name, 0)
+			return err
+		}
+		changed = true
 	}
 	if uid != 0 || gid != 0 {
 		if err := unix.Fchownat(s.root, name, int(uid), int(gid), unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -154,6 +175,11 @@ func (s *store) createFile(ino uint64, mode, uid, gid uint32) error {
 		if mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
 			unix.Fchmodat(s.root, name, mode&07777, 0)
 		}
+		changed = true
+	}
+	if changed {
+		now := [2]unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
+		unix.UtimesNanoAt(s.root, name, now[:], unix.AT_SYMLINK_NOFOLLOW)
 	}
 	return nil
 }

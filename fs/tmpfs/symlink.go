@@ -54,6 +54,7 @@ func (d *dentry) Symlink(name, target string, c *vfs.Credentials) (vfs.Dentry, e
 	i.target = target
 	i.size = int64(len(target))
 	i.symPage = long
+	i.inheritFlags(d.inode)
 	child := &dentry{fs: d.fs, inode: i}
 	d.insertLocked(name, child, now)
 	return child, nil

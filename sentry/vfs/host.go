@@ -731,3 +731,14 @@ func mayFollowLink(fsuid, linkUID, dirMode, dirUID uint32) bool {
 	}
 	return dirUID == linkUID
 }
+
+// StoreDev reports whether dev is the device of a sentry mount's store
+// (BackingStore): a host file there is a sentry file's placeholder.
+func (v *VirtualFilesystem) StoreDev(dev uint64) bool {
+	for _, m := range v.mounts {
+		if s, ok := m.FS.(BackingStore); ok && s.BackingDev() == dev {
+			return true
+		}
+	}
+	return false
+}

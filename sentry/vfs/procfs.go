@@ -332,6 +332,15 @@ func (ws *walker) kernelJump(np string) error {
 		return unix.EXDEV
 	}
 	ws.hostErr = false
+	if ws.v.StoreDev(unix.Mkdev(stx.Dev_major, stx.Dev_minor)) {
+		// A link of a process the sentry does not trace to a sentry
+		// file (a guest passed it one): the kernel would open its
+		// placeholder anew, a file of the sandbox's store the sentry
+		// knows nothing of, from which the store's other files are a
+		// lookup away. Refused, as the calls the sentry does not serve
+		// on its files are.
+		return unix.EOPNOTSUPP
+	}
 	name, fixed := np, len(np)
 	if t, err := readlinkPath(np); err == nil && len(t) > 0 && t[0] == '/' {
 		var s2 unix.Statx_t

@@ -19,16 +19,17 @@ const (
 
 // Capabilities (linux/capability.h) the sentry's permission checks name.
 const (
-	CapChown         = 0
-	CapDacOverride   = 1
-	CapDacReadSearch = 2
-	CapFowner        = 3
-	CapFsetid        = 4
-	CapSetgid        = 6
-	CapSetuid        = 7
-	CapSysAdmin      = 21
-	CapMknod         = 27
-	CapSetfcap       = 31
+	CapChown          = 0
+	CapDacOverride    = 1
+	CapDacReadSearch  = 2
+	CapFowner         = 3
+	CapFsetid         = 4
+	CapSetgid         = 6
+	CapSetuid         = 7
+	CapLinuxImmutable = 9
+	CapSysAdmin       = 21
+	CapMknod          = 27
+	CapSetfcap        = 31
 	// CapLast is CAP_LAST_CAP of Linux 6.x (CAP_CHECKPOINT_RESTORE).
 	CapLast = 40
 )
@@ -332,4 +333,36 @@ type ChildNotifier interface {
 // name (a file in a watched directory raises dnotify events there).
 type NamedOpener interface {
 	OpenHostNamed(flags uint32) (int, error)
+}
+
+// HandleExporter is a file system whose files have file handles
+// (export_operations): EncodeHandle is the inode number and generation
+// of d's inode, and makes that inode findable by them; DecodeHandle finds
+// a live inode by them and returns a dentry of it (false: stale).
+type HandleExporter interface {
+	EncodeHandle(d Dentry) (ino uint64, gen uint32)
+	DecodeHandle(ino uint64, gen uint32) (Dentry, bool)
+}
+
+// BackingStore is a file system whose files' data live on a host file
+// system of its own: BackingDev is that file system's st_dev, which the
+// guest's descriptors of its files carry on the host.
+type BackingStore interface {
+	BackingDev() uint64
+}
+
+// Inode flags (FS_*_FL of linux/fs.h) a FlagsInode may keep.
+const (
+	FlagImmutable = 0x10
+	FlagAppend    = 0x20
+	FlagNodump    = 0x40
+	FlagNoatime   = 0x80
+)
+
+// FlagsInode has inode flags (FS_IOC_GETFLAGS's FS_*_FL): FSFlags reads
+// them; SetFSFlags sets them with Linux's checks (vfs_fileattr_set) for
+// credentials c.
+type FlagsInode interface {
+	FSFlags() uint32
+	SetFSFlags(c *Credentials, flags uint32) error
 }
