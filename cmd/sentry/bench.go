@@ -31,6 +31,14 @@ import (
 //go:embed testdata/bench/workload.c
 var workloadSrc []byte
 
+// floorSrc is the C floor supervisor (issue #16): the least a supervisor
+// can do per trapped call (one stop or one notification; fstat from a
+// cache; open and close observed and let run). Its columns say how far
+// each platform is from what its mechanism allows.
+//
+//go:embed testdata/bench/floor.c
+var floorSrc []byte
+
 // benchCFlags are part of the cache key: a binary built with other flags is
 // another binary.
 var benchCFlags = []string{"-O2", "-Wall"}
@@ -106,6 +114,9 @@ type benchMode struct {
 	name    string // native, stock, patched, strace, proot
 	variant string // peers: pinned or unpinned; sandbox: the platform
 	sandbox bool   // under "sentry run": works in benchGuestDir, has counters
+	// ownTmp: another sandbox (runsc), whose /tmp is its own file system
+	// in memory: it works in benchGuestDir too, but has no counters.
+	ownTmp bool
 	// argv is the command line that runs guest (the workload program and
 	// its arguments); stats is the --stats-json file of a sandbox run.
 	argv func(stats string, guest []string) []string
@@ -163,20 +174,31 @@ type benchPlatformResult struct {
 	Patched          *benchModeResult `json:"patched"`
 	PatchedPerStock  float64          `json:"patched_per_stock"`
 	PatchedPerNative float64          `json:"patched_per_native"`
+	// PatchedPerFloor is patched over the C floor of this platform, in
+	// the floor's variant that matches the sentry's pinning (pinned with
+	// --cpu >= 0, unpinned with -1); 0 when the floor was not measured.
+	PatchedPerFloor float64 `json:"patched_per_floor,omitempty"`
+	FloorVariant    string  `json:"floor_variant,omitempty"`
+	// PatchedPerRunsc is patched over gVisor's runsc (systrap) floating
+	// (unpinned), its best case on more than one CPU; 0 without runsc.
+	PatchedPerRunsc float64 `json:"patched_per_runsc,omitempty"`
 }
 
 // benchReport is the --json document.
 type benchReport struct {
-	CPU        int                    `json:"cpu"`
-	PeerCPU    int                    `json:"peer_cpu"`
-	Threads    int                    `json:"threads"`
-	DurationNS int64                  `json:"duration_ns"`
-	Repeats    int                    `json:"repeats"`
-	Kernel     string                 `json:"kernel"`
-	NumCPU     int                    `json:"num_cpu"`
-	Peers      []string               `json:"peers"`
-	Platforms  []string               `json:"platforms"`
-	Workloads  []*benchWorkloadResult `json:"workloads"`
+	CPU        int      `json:"cpu"`
+	PeerCPU    int      `json:"peer_cpu"`
+	Threads    int      `json:"threads"`
+	DurationNS int64    `json:"duration_ns"`
+	Repeats    int      `json:"repeats"`
+	Kernel     string   `json:"kernel"`
+	NumCPU     int      `json:"num_cpu"`
+	Peers      []string `json:"peers"`
+	// Omitted says why a yardstick has no column (no gcc, no runsc on
+	// PATH, more than one thread for the floor), by peer name.
+	Omitted   map[string]string      `json:"omitted,omitempty"`
+	Platforms []string               `json:"platforms"`
+	Workloads []*benchWorkloadResult `json:"workloads"`
 }
 
 func benchMain(args []string) int {
@@ -301,7 +323,10 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 	if peerCPU < 0 {
 		peerCPU = 0
 	}
-	modes, peers := benchModes(self, f.cpu, peerCPU, platforms)
+	modes, peers, omitted := benchModes(self, f.cpu, peerCPU, platforms, f.threads)
+	for _, name := range sortedKeys(omitted) {
+		fmt.Fprintf(os.Stderr, "sentry bench: no %s column: %s\n", name, omitted[name])
+	}
 	rep := &benchReport{
 		CPU:        f.cpu,
 		PeerCPU:    peerCPU,
@@ -311,6 +336,7 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 		Kernel:     kernelRelease(),
 		NumCPU:     runtime.NumCPU(),
 		Peers:      peers,
+		Omitted:    omitted,
 		Platforms:  platforms,
 	}
 
@@ -372,9 +398,16 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 				}
 			}
 		}
-		for _, pr := range wr.Platforms {
+		for p, pr := range wr.Platforms {
 			pr.PatchedPerStock = ratio(pr.Patched.MedianOpsPerSec, pr.Stock.MedianOpsPerSec)
 			pr.PatchedPerNative = ratio(pr.Patched.MedianOpsPerSec, wr.Native.MedianOpsPerSec)
+			if v, res := matchingVariant(wr.Peers["floor-"+p], f.cpu >= 0); res != nil {
+				pr.FloorVariant = v
+				pr.PatchedPerFloor = ratio(pr.Patched.MedianOpsPerSec, res.MedianOpsPerSec)
+			}
+			if _, res := matchingVariant(wr.Peers["runsc"], false); res != nil {
+				pr.PatchedPerRunsc = ratio(pr.Patched.MedianOpsPerSec, res.MedianOpsPerSec)
+			}
 		}
 		first := wr.Platforms[platforms[0]]
 		wr.Stock, wr.Patched = first.Stock, first.Patched
@@ -400,9 +433,34 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 	return nil
 }
 
-// benchModes lists the modes in the order each repeat runs them, and the
-// peer tools found.
-func benchModes(self string, cpu, peerCPU int, platforms []string) ([]benchMode, []string) {
+// matchingVariant picks a peer's pinned or unpinned result, falling back to
+// the other when only one was measured (no taskset).
+func matchingVariant(p *benchPeerResult, pinned bool) (string, *benchModeResult) {
+	if p == nil {
+		return "", nil
+	}
+	want, other := "unpinned", "pinned"
+	if pinned {
+		want, other = other, want
+	}
+	if r := p.Variants[want]; r != nil {
+		return want, r
+	}
+	return other, p.Variants[other]
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// benchModes lists the modes in the order each repeat runs them, the peer
+// tools found, and why the yardsticks not measured are not.
+func benchModes(self string, cpu, peerCPU int, platforms []string, threads int) ([]benchMode, []string, map[string]string) {
 	sentryRun := func(platform string, extra ...string) func(string, []string) []string {
 		return func(stats string, guest []string) []string {
 			argv := []string{self, "run", "--platform", platform, "--cpu", strconv.Itoa(cpu), "--stats-json", stats}
@@ -420,18 +478,39 @@ func benchModes(self string, cpu, peerCPU int, platforms []string) ([]benchMode,
 	}
 
 	var peers []string
+	omitted := map[string]string{}
 	taskset, _ := exec.LookPath("taskset")
-	addPeer := func(name string, cmd []string) {
+	addPeer := func(name string, ownTmp bool, cmd []string) {
 		peers = append(peers, name)
 		if taskset != "" {
 			pinned := append([]string{taskset, "-c", strconv.Itoa(peerCPU)}, cmd...)
-			modes = append(modes, benchMode{name: name, variant: "pinned", argv: func(_ string, guest []string) []string {
+			modes = append(modes, benchMode{name: name, variant: "pinned", ownTmp: ownTmp, argv: func(_ string, guest []string) []string {
 				return append(append([]string(nil), pinned...), guest...)
 			}})
 		}
-		modes = append(modes, benchMode{name: name, variant: "unpinned", argv: func(_ string, guest []string) []string {
+		modes = append(modes, benchMode{name: name, variant: "unpinned", ownTmp: ownTmp, argv: func(_ string, guest []string) []string {
 			return append(append([]string(nil), cmd...), guest...)
 		}})
+	}
+	// The C floor of each platform measured: the floor traces the
+	// first process only, so it cannot run the forked copies of
+	// --threads > 1.
+	if threads > 1 {
+		omitted["floor"] = fmt.Sprintf("the C floor traces one process, --threads %d forks %d", threads, threads)
+	} else if floor, err := buildBenchC("floor", floorSrc); err != nil {
+		omitted["floor"] = err.Error()
+	} else {
+		for _, p := range platforms {
+			addPeer("floor-"+p, false, []string{floor, p})
+		}
+	}
+	// gVisor's runsc as issue #16 measures it. Its /tmp is its own
+	// (an overlay in the sandbox's memory), so it works there, as the
+	// sentry does in its tmpfs.
+	if runsc, err := exec.LookPath("runsc"); err == nil {
+		addPeer("runsc", true, []string{runsc, "--network=none", "--platform=systrap", "do"})
+	} else {
+		omitted["runsc"] = "runsc is not on PATH"
 	}
 	if strace, err := exec.LookPath("strace"); err == nil {
 		// strace traps what the sentry traps, so both pay for the same
@@ -442,13 +521,13 @@ func benchModes(self string, cpu, peerCPU int, platforms []string) ([]benchMode,
 		for i, n := range names {
 			names[i] = "?" + n
 		}
-		addPeer("strace", []string{strace, "-f", "--seccomp-bpf", "-qq", "-o", "/dev/null",
+		addPeer("strace", false, []string{strace, "-f", "--seccomp-bpf", "-qq", "-o", "/dev/null",
 			"-e", "trace=" + strings.Join(names, ","), "--"})
 	}
 	if proot, err := exec.LookPath("proot"); err == nil {
-		addPeer("proot", []string{proot}) // proot has no "--"; its options end at the program
+		addPeer("proot", false, []string{proot}) // proot has no "--"; its options end at the program
 	}
-	return modes, peers
+	return modes, peers, omitted
 }
 
 // trappedSyscallNames lists the syscalls the sentry's seccomp filter traps:
@@ -467,7 +546,7 @@ func trappedSyscallNames() []string {
 // sandbox's counters (nil outside the sandbox) and the command line.
 func benchOnce(m benchMode, prog, w, tmp string, f *benchFlags) (benchRun, map[string]uint64, []string, error) {
 	dir := benchGuestDir
-	if !m.sandbox {
+	if !m.sandbox && !m.ownTmp {
 		// A fresh directory per run, so no run sees another's files.
 		d, err := os.MkdirTemp(benchHostTmpfs, "sentry-bench-")
 		if err != nil {
@@ -563,12 +642,23 @@ func ratio(a, b float64) float64 {
 // buildWorkload compiles the embedded workload.c into the cache, once per
 // version of the source and flags, and returns the binary's path.
 func buildWorkload() (string, error) {
+	bin, err := buildBenchC("workload", workloadSrc)
+	if err != nil {
+		return "", fmt.Errorf("the workloads are C: %w", err)
+	}
+	return bin, nil
+}
+
+// buildBenchC compiles the C program src (named name in the cache) with
+// benchCFlags, once per version of the source and flags, and returns the
+// binary's path.
+func buildBenchC(name string, src []byte) (string, error) {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		return "", fmt.Errorf("the workloads are C and need gcc: %w", err)
+		return "", fmt.Errorf("%s needs gcc: %w", name, err)
 	}
 	h := sha256.New()
-	h.Write(workloadSrc)
+	h.Write(src)
 	for _, fl := range benchCFlags {
 		h.Write([]byte{0})
 		h.Write([]byte(fl))
@@ -578,25 +668,25 @@ func buildWorkload() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "workload-"+key)
+	bin := filepath.Join(dir, name+"-"+key)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	src := bin + ".c"
-	if err := os.WriteFile(src, workloadSrc, 0o644); err != nil {
-		return "", fmt.Errorf("writing the workload source: %w", err)
+	srcFile := bin + ".c"
+	if err := os.WriteFile(srcFile, src, 0o644); err != nil {
+		return "", fmt.Errorf("writing the %s source: %w", name, err)
 	}
 	// Build under a private name and rename, so a concurrent bench never
 	// runs a half-written binary.
 	tmpBin := fmt.Sprintf("%s.tmp%d", bin, os.Getpid())
-	args := append(append([]string(nil), benchCFlags...), "-o", tmpBin, src)
+	args := append(append([]string(nil), benchCFlags...), "-o", tmpBin, srcFile)
 	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		os.Remove(tmpBin)
 		return "", fmt.Errorf("gcc %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	if err := os.Rename(tmpBin, bin); err != nil {
 		os.Remove(tmpBin)
-		return "", fmt.Errorf("installing the workload binary: %w", err)
+		return "", fmt.Errorf("installing the %s binary: %w", name, err)
 	}
 	return bin, nil
 }
@@ -711,6 +801,7 @@ func printBenchReport(w io.Writer, rep *benchReport) {
 		rows = append(rows, row)
 	}
 	printTable(w, rows)
+	printYardsticks(w, rep)
 
 	fmt.Fprintf(w, "\ncounters of the last run (%d thread(s) x %v):\n\n", rep.Threads, time.Duration(rep.DurationNS))
 	rows = [][]string{append([]string{"workload", "mode"}, benchCounters...)}
@@ -736,6 +827,63 @@ func printBenchReport(w io.Writer, rep *benchReport) {
 			}
 		}
 	}
+	printTable(w, rows)
+}
+
+// printYardsticks writes the table of issue #16: each platform against its
+// C floor and against gVisor's runsc, pinned / floating, ratios to native.
+// A yardstick not measured is left out, as the notes above the tables say.
+func printYardsticks(w io.Writer, rep *benchReport) {
+	have := func(name string) bool { return contains(rep.Peers, name) }
+	hdr := []string{"workload", "native ops/s"}
+	for _, p := range rep.Platforms {
+		hdr = append(hdr, p+" ops/s", p+"/native")
+		if have("floor-" + p) {
+			hdr = append(hdr, "floor "+p+" pinned / floating", "floor "+p+"/native", p+"/floor")
+		}
+	}
+	if have("runsc") {
+		hdr = append(hdr, "runsc pinned / floating", "runsc/native")
+		for _, p := range rep.Platforms {
+			hdr = append(hdr, p+"/runsc floating")
+		}
+	}
+	if len(hdr) == 2+2*len(rep.Platforms) {
+		return // neither floor nor runsc: the table above says it all
+	}
+	variants := func(p *benchPeerResult) string {
+		cell := func(v string) string {
+			if r := p.Variants[v]; r != nil {
+				return fmtRate(r.MedianOpsPerSec)
+			}
+			return "-"
+		}
+		return cell("pinned") + " / " + cell("unpinned")
+	}
+	rows := [][]string{hdr}
+	for _, wr := range rep.Workloads {
+		native := wr.Native.MedianOpsPerSec
+		row := []string{wr.Workload, fmtRate(native)}
+		for _, p := range rep.Platforms {
+			pr := wr.Platforms[p]
+			row = append(row, fmtRate(pr.Patched.MedianOpsPerSec), fmt.Sprintf("%.3fx", pr.PatchedPerNative))
+			if fl := wr.Peers["floor-"+p]; fl != nil {
+				_, res := matchingVariant(fl, rep.CPU >= 0)
+				row = append(row, variants(fl), fmt.Sprintf("%.3fx", ratio(res.MedianOpsPerSec, native)),
+					fmt.Sprintf("%.2fx", pr.PatchedPerFloor))
+			}
+		}
+		if rs := wr.Peers["runsc"]; rs != nil {
+			_, res := matchingVariant(rs, false)
+			row = append(row, variants(rs), fmt.Sprintf("%.3fx", ratio(res.MedianOpsPerSec, native)))
+			for _, p := range rep.Platforms {
+				row = append(row, fmt.Sprintf("%.2fx", wr.Platforms[p].PatchedPerRunsc))
+			}
+		}
+		rows = append(rows, row)
+	}
+	fmt.Fprintf(w, "\nagainst the yardsticks (sentry patched; p/floor: the floor %s, as the sentry runs; runsc floating: unpinned):\n\n",
+		map[bool]string{true: "pinned", false: "unpinned"}[rep.CPU >= 0])
 	printTable(w, rows)
 }
 

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBench runs a short "sentry bench" and checks that every mode measured
@@ -66,6 +68,31 @@ func TestBench(t *testing.T) {
 		if w.Native != nil && w.Native.Counters != nil {
 			t.Errorf("%s: native run has counters %v", name, w.Native.Counters)
 		}
+	}
+
+	// The yardsticks: the C floor of each platform (gcc is here: the
+	// workloads need it too) with its ratio, and runsc exactly when it is
+	// on PATH, else a reason.
+	for _, p := range rep.Platforms {
+		if !contains(rep.Peers, "floor-"+p) {
+			t.Errorf("no floor-%s column (omitted: %q)", p, rep.Omitted["floor"])
+		}
+		for _, w := range rep.Workloads {
+			if pr := w.Platforms[p]; pr.PatchedPerFloor <= 0 || pr.FloorVariant != "pinned" {
+				t.Errorf("%s %s: patched/floor %v against the %q floor, want > 0 against the pinned one",
+					w.Workload, p, pr.PatchedPerFloor, pr.FloorVariant)
+			}
+		}
+	}
+	if _, err := exec.LookPath("runsc"); err != nil {
+		if contains(rep.Peers, "runsc") || rep.Omitted["runsc"] == "" {
+			t.Errorf("runsc is not on PATH, but peers %v, omitted %v", rep.Peers, rep.Omitted)
+		}
+		if !strings.Contains(r.stderr, "no runsc column") {
+			t.Errorf("stderr does not say why runsc is left out:\n%s", r.stderr)
+		}
+	} else if !contains(rep.Peers, "runsc") {
+		t.Errorf("runsc is on PATH but not measured: omitted %v", rep.Omitted)
 	}
 
 	counters := func(w, mode string) map[string]uint64 {
@@ -141,5 +168,75 @@ func TestBenchPlot(t *testing.T) {
 	}
 	if !strings.Contains(string(data), "<svg") || !strings.Contains(string(data), "getppid") {
 		t.Fatalf("not an SVG of the report: %.200s", data)
+	}
+}
+
+// TestBenchYardsticks checks the runsc and floor columns appear when their
+// tools are there and are left out, with a reason, when not: a stand-in
+// runsc on PATH (it runs the program as "runsc ... do" would, without a
+// sandbox) gets a column with its ratios; --threads 2 leaves out the
+// floor, which traces a single process.
+func TestBenchYardsticks(t *testing.T) {
+	bin := t.TempDir()
+	fake := "#!/bin/sh\nwhile [ \"$1\" != do ]; do shift; done\nshift\nexec \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "runsc"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	r := runCmd(t, "", sentryBin, "bench", "--workload", "fstat", "--platform", "unotify",
+		"--duration", "50ms", "--repeats", "1", "--threads", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"runsc pinned / floating", "runsc/native", "unotify/runsc floating"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no %q column with a runsc on PATH:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "floor unotify") || !strings.Contains(r.stderr, "no floor column") {
+		t.Errorf("--threads 2: the floor must be left out with a reason\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "no runsc column") {
+		t.Errorf("runsc on PATH, yet stderr says it is left out:\n%s", r.stderr)
+	}
+}
+
+// BenchmarkLoops is "sentry bench" for "go test -bench": each loop natively,
+// under the sentry on each platform (patched, pinned to CPU 0) and under the
+// C floor of each platform (pinned), one 200ms run per iteration. ns/op is
+// the guest's time per loop operation and ops/s its rate, averaged over
+// the iterations (the wall time of an iteration is the run's set duration,
+// so the default ns/op would say nothing).
+func BenchmarkLoops(b *testing.B) {
+	prog, err := buildWorkload()
+	if err != nil {
+		b.Skip(err)
+	}
+	modes, _, _ := benchModes(sentryBin, 0, 0, []string{"ptrace", "unotify"}, 1)
+	f := &benchFlags{duration: 200 * time.Millisecond, threads: 1}
+	for _, w := range []string{"open1", "fstat", "fstatat_empty", "stat", "getppid"} {
+		for _, m := range modes {
+			name := m.name
+			switch {
+			case m.name == "native":
+			case m.name == "patched", strings.HasPrefix(m.name, "floor-") && m.variant == "pinned":
+				name += "-" + m.variant
+			default:
+				continue
+			}
+			b.Run(w+"/"+name, func(b *testing.B) {
+				var ops, ns int64
+				for i := 0; i < b.N; i++ {
+					res, _, _, err := benchOnce(m, prog, w, b.TempDir(), f)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ops += res.Ops
+					ns += res.NS
+				}
+				b.ReportMetric(float64(ns)/float64(ops), "ns/op")
+				b.ReportMetric(float64(ops)*1e9/float64(ns), "ops/s")
+			})
+		}
 	}
 }
