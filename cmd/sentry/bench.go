@@ -90,7 +90,9 @@ proot when they are installed, and prints each one's median ops/s. Runs
 interleave (native, stock, patched, peers; then the next repeat) so drift
 over time does not bias the ratios.
 
-Workloads: %s.
+Workloads: %s (all of these: --workload all, the default);
+%s (shell scripts, timed as a whole, run only when named; their output
+in the sandbox must be the native one byte for byte).
 
 Exit status: 0 ok, 2 usage error, 125 when a run fails.
 
@@ -107,6 +109,7 @@ type benchFlags struct {
 	cpu       int
 	plot      string
 	platforms string
+	files     int
 }
 
 // benchMode is one way of running a workload.
@@ -199,6 +202,7 @@ type benchReport struct {
 	Omitted   map[string]string      `json:"omitted,omitempty"`
 	Platforms []string               `json:"platforms"`
 	Workloads []*benchWorkloadResult `json:"workloads"`
+	Shell     []*benchShellResult    `json:"shell,omitempty"`
 }
 
 func benchMain(args []string) int {
@@ -208,6 +212,10 @@ func benchMain(args []string) int {
 	for i, w := range benchWorkloads {
 		names[i] = w.name
 	}
+	var shellNames []string
+	for _, w := range benchShellWorkloads {
+		shellNames = append(shellNames, w.name)
+	}
 	fs.StringVar(&f.workloads, "workload", "all", "comma-separated `LIST` of workloads to run, or all")
 	fs.DurationVar(&f.duration, "duration", 500*time.Millisecond, "how long each run loops (the default keeps all workloads, both platforms and both peers under 2 minutes)")
 	fs.IntVar(&f.repeats, "repeats", 3, "runs of each workload in each mode; the report shows medians")
@@ -215,9 +223,10 @@ func benchMain(args []string) int {
 	fs.BoolVar(&f.json, "json", false, "print one JSON document with every number instead of tables")
 	fs.StringVar(&f.plot, "plot", "", "also draw ops/s per workload and mode into `FILE` (.svg, .png or .pdf)")
 	fs.StringVar(&f.platforms, "platform", "ptrace,unotify", "comma-separated `LIST` of sandbox platforms to measure (ptrace, unotify); the first fills the stock and patched columns, the others get columns of their own")
+	fs.IntVar(&f.files, "files", 10000, "how many files the smallfiles workload makes")
 	fs.IntVar(&f.cpu, "cpu", 0, "passed to \"sentry run --cpu\": the CPU the tracer and guest are pinned to; -1 leaves them unpinned. Peers' pinned runs use it too (CPU 0 when -1)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), benchUsage, strings.Join(names, ", "))
+		fmt.Fprintf(fs.Output(), benchUsage, strings.Join(names, ", "), strings.Join(shellNames, ", "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -233,7 +242,7 @@ func benchMain(args []string) int {
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
-	workloads, err := parseWorkloads(f.workloads, names)
+	workloads, err := parseWorkloads(f.workloads, names, shellNames)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -250,6 +259,8 @@ func benchMain(args []string) int {
 		return usageErr("--threads %d: want 1 to 1024", f.threads)
 	case f.cpu < -1:
 		return usageErr("--cpu %d: want a CPU number or -1", f.cpu)
+	case f.files < 1 || f.files > 1000000:
+		return usageErr("--files %d: want 1 to 1000000", f.files)
 	}
 	if err := bench(&f, workloads, platforms); err != nil {
 		fmt.Fprintf(os.Stderr, "sentry bench: %v\n", err)
@@ -273,21 +284,23 @@ func parsePlatforms(list string) ([]string, error) {
 	return out, nil
 }
 
-// parseWorkloads turns the --workload list into names, in report order.
-func parseWorkloads(list string, known []string) ([]string, error) {
+// parseWorkloads turns the --workload list into names, in report order;
+// "all" is every loop, the shell workloads run only when named.
+func parseWorkloads(list string, known, shell []string) ([]string, error) {
 	if list == "all" {
 		return known, nil
 	}
+	all := append(append([]string(nil), known...), shell...)
 	want := map[string]bool{}
 	for _, w := range strings.Split(list, ",") {
 		w = strings.TrimSpace(w)
-		if !contains(known, w) {
-			return nil, fmt.Errorf("--workload: unknown workload %q (have %s)", w, strings.Join(known, ", "))
+		if !contains(all, w) {
+			return nil, fmt.Errorf("--workload: unknown workload %q (have %s)", w, strings.Join(all, ", "))
 		}
 		want[w] = true
 	}
 	var out []string
-	for _, w := range known {
+	for _, w := range all {
 		if want[w] {
 			out = append(out, w)
 		}
@@ -340,14 +353,24 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 		Platforms:  platforms,
 	}
 
-	total := len(workloads) * len(modes) * f.repeats
+	var loops, shells []string
+	for _, w := range workloads {
+		if contains(names(benchWorkloads), w) {
+			loops = append(loops, w)
+		} else {
+			shells = append(shells, w)
+		}
+	}
+	total := len(loops) * len(modes) * f.repeats
 	est := time.Duration(total) * (f.duration + benchRunOverhead)
-	fmt.Fprintf(os.Stderr, "sentry bench: %d workloads x %d modes x %d repeats of %v: about %v\n",
-		len(workloads), len(modes), f.repeats, f.duration, est.Round(100*time.Millisecond))
+	if len(loops) > 0 {
+		fmt.Fprintf(os.Stderr, "sentry bench: %d workloads x %d modes x %d repeats of %v: about %v\n",
+			len(loops), len(modes), f.repeats, f.duration, est.Round(100*time.Millisecond))
+	}
 	progress := newProgress(os.Stderr)
 	defer progress.done()
 
-	for _, w := range workloads {
+	for _, w := range loops {
 		results := make([]*benchModeResult, len(modes))
 		for r := 0; r < f.repeats; r++ {
 			for i, m := range modes {
@@ -414,9 +437,19 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 		wr.PatchedPerStock, wr.PatchedPerNative = first.PatchedPerStock, first.PatchedPerNative
 		rep.Workloads = append(rep.Workloads, wr)
 	}
+	for _, sw := range benchShellWorkloads {
+		if !contains(shells, sw.name) {
+			continue
+		}
+		sr, err := benchShell(f, sw.name, sw.script, shellModes(modes), tmp, progress)
+		if err != nil {
+			return err
+		}
+		rep.Shell = append(rep.Shell, sr)
+	}
 	progress.done()
 
-	if f.plot != "" {
+	if f.plot != "" && len(rep.Workloads) > 0 {
 		if err := plotBenchReport(rep, f.plot); err != nil {
 			return err
 		}
@@ -429,8 +462,20 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 		_, err = os.Stdout.Write(append(data, '\n'))
 		return err
 	}
-	printBenchReport(os.Stdout, rep)
+	if len(rep.Workloads) > 0 {
+		printBenchReport(os.Stdout, rep)
+	}
+	printShellReport(os.Stdout, rep)
 	return nil
+}
+
+// names lists the names of workloads.
+func names(ws []struct{ name, what string }) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.name
+	}
+	return out
 }
 
 // matchingVariant picks a peer's pinned or unpinned result, falling back to

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -137,6 +139,8 @@ func TestBenchErrors(t *testing.T) {
 		{"--threads", "0"},
 		{"--duration", "0s"},
 		{"--cpu", "-2"},
+		{"--files", "0"},
+		{"--workload", "fstat,nosuch"},
 		{"extra"},
 	} {
 		r := runCmd(t, "", append([]string{sentryBin, "bench"}, args...)...)
@@ -237,6 +241,52 @@ func BenchmarkLoops(b *testing.B) {
 				b.ReportMetric(float64(ns)/float64(ops), "ns/op")
 				b.ReportMetric(float64(ops)*1e9/float64(ns), "ops/s")
 			})
+		}
+	}
+}
+
+// TestBenchSmallfiles runs the small-file shell workload with few files
+// natively and on both platforms and checks every run printed the same
+// bytes (each run's hash, not only bench's own check) and that the script
+// got to its end with the trees equal.
+func TestBenchSmallfiles(t *testing.T) {
+	r := runCmd(t, "", sentryBin, "bench", "--workload", "smallfiles", "--files", "250", "--repeats", "2", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	var rep benchReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("parsing --json output: %v\n%s", err, r.stdout)
+	}
+	if len(rep.Shell) != 1 || rep.Shell[0].Workload != "smallfiles" || rep.Shell[0].Files != 250 {
+		t.Fatalf("shell results %+v, want smallfiles with 250 files", rep.Shell)
+	}
+	sr := rep.Shell[0]
+	for _, want := range []string{"\nsame\n", "\ndone\n"} {
+		if !strings.Contains(sr.Output, want) {
+			t.Errorf("output lacks %q:\n%s", want, sr.Output)
+		}
+	}
+	sum := sha256.Sum256([]byte(sr.Output))
+	want := hex.EncodeToString(sum[:])
+	for _, mode := range []string{"native", "ptrace", "unotify"} {
+		tr := sr.Modes[mode]
+		if tr == nil {
+			t.Errorf("no %s runs", mode)
+			continue
+		}
+		if len(tr.RunsNS) != 2 || len(tr.OutputSHA256) != 2 || tr.MedianNS <= 0 || tr.PerNative <= 0 {
+			t.Errorf("%s: runs %v, hashes %v, median %d, per native %v", mode, tr.RunsNS, tr.OutputSHA256, tr.MedianNS, tr.PerNative)
+		}
+		for i, h := range tr.OutputSHA256 {
+			if h != want {
+				t.Errorf("%s run %d printed other bytes than native (sha256 %s, native %s)", mode, i, h, want)
+			}
+		}
+		for _, p := range []string{"create", "find-xargs-sort", "cp-a", "mv", "compare", "rm-rf"} {
+			if tr.PhasesNS[p] <= 0 {
+				t.Errorf("%s: phase %s took %dns", mode, p, tr.PhasesNS[p])
+			}
 		}
 	}
 }
