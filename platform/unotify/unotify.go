@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -81,6 +82,12 @@ type server struct {
 	threads atomic.Int32
 	busy    atomic.Int32
 	stopped atomic.Bool
+	// watching: the tracer receives the install calls it makes itself
+	// (ServeInstall), so the serving threads do not wait in RECV, where
+	// they would take every notification first (the kernel hands a
+	// notification to the longest waiter in RECV); they wait in poll and
+	// serve only what nobody else receives (see watch).
+	watching bool
 }
 
 // Server answers the notifications of one listener.
@@ -89,9 +96,12 @@ type Server = server
 // Start serves listener (the sentry's own copy, which the Server closes
 // at Stop, as mountNS) for sup, its serving threads in mount namespace
 // mountNS (-1: the sentry's); cpu >= 0 pins them; stats, if set, gets
-// the time the guest waited for the sentry.
-func Start(listener, mountNS int, sup platform.NotifySupervisor, cpu int, stats *platform.Stats) *Server {
-	s := &server{sup: sup, cpu: cpu, stats: stats, mountNS: mountNS}
+// the time the guest waited for the sentry. With watching, the only
+// notified call is the install call and the tracer serves the ones it
+// makes (BeginInstall, ServeInstall); the serving threads serve the rest
+// (a guest's own, one the tracer gave up on).
+func Start(listener, mountNS int, sup platform.NotifySupervisor, cpu int, stats *platform.Stats, watching bool) *Server {
+	s := &server{sup: sup, cpu: cpu, stats: stats, mountNS: mountNS, watching: watching}
 	// The flags are the ioctl's argument itself, not a pointer to them
 	// (seccomp_notify_set_flags).
 	// Linux before 6.6 refuses it: correct, only slower.
@@ -154,7 +164,7 @@ func (s *server) serve() {
 	var resp seccompNotifResp
 	var args platform.SyscallArgs
 	for {
-		if !s.receive(&req) {
+		if s.watching && !s.watch(&req) || !s.watching && !s.receive(&req) {
 			s.threads.Add(-1)
 			return
 		}
@@ -169,28 +179,125 @@ func (s *server) serve() {
 			// (Blocking) needs another.
 			s.spawn()
 		}
-		args = platform.SyscallArgs{uintptr(req.args[0]), uintptr(req.args[1]), uintptr(req.args[2]),
-			uintptr(req.args[3]), uintptr(req.args[4]), uintptr(req.args[5])}
-		start := s.stats.Start()
-		res := s.sup.SyscallNotify(int32(req.pid), uintptr(req.nr), &args, req.id, uintptr(req.ip))
-		if res.Action != platform.Responded {
-			resp = seccompNotifResp{id: req.id}
-			switch res.Action {
-			case platform.Done:
-				if res.Ret < 0 {
-					resp.error = int32(res.Ret)
-				} else {
-					resp.val = res.Ret
-				}
-			default:
-				resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
-			}
-			// ENOENT: the thread died or was interrupted meanwhile; its
-			// call is restarted or gone, nothing to answer.
-			unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
-		}
-		s.stats.Done(uintptr(req.nr), start, res.Ret, res.Action == platform.Done || res.Action == platform.Responded, true)
+		s.handle(&req, &resp, &args)
 		s.busy.Add(-1)
+	}
+}
+
+// handle serves one received notification and answers it.
+func (s *server) handle(req *seccompNotif, resp *seccompNotifResp, args *platform.SyscallArgs) {
+	*args = platform.SyscallArgs{uintptr(req.args[0]), uintptr(req.args[1]), uintptr(req.args[2]),
+		uintptr(req.args[3]), uintptr(req.args[4]), uintptr(req.args[5])}
+	start := s.stats.Start()
+	res := s.sup.SyscallNotify(int32(req.pid), uintptr(req.nr), args, req.id, uintptr(req.ip))
+	if res.Action != platform.Responded {
+		*resp = seccompNotifResp{id: req.id}
+		switch res.Action {
+		case platform.Done:
+			if res.Ret < 0 {
+				resp.error = int32(res.Ret)
+			} else {
+				resp.val = res.Ret
+			}
+		default:
+			resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+		}
+		// ENOENT: the thread died or was interrupted meanwhile; its
+		// call is restarted or gone, nothing to answer.
+		unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(resp)))
+	}
+	s.stats.Done(uintptr(req.nr), start, res.Ret, res.Action == platform.Done || res.Action == platform.Responded, true)
+}
+
+// watchIdle is how long a watching serving thread stays away from the
+// listener after a wake-up that found nothing for it (the tracer had
+// received the notification): each install call wakes every poller, and
+// without the pause the serving thread would cost the guest a context
+// switch per open. A guest's own install call (answered ENOSYS) or one
+// the tracer gave up on waits this much longer.
+const watchIdle = time.Millisecond
+
+// watch waits until a notification is pending that nobody else receives
+// and receives it; false once the listener is gone. RECV cannot block
+// here: it is entered only with recvMu held and a notification pending,
+// and only holders of recvMu receive (the kernel's count of notifications
+// to receive is at least the number pending).
+func (s *server) watch(req *seccompNotif) bool {
+	for {
+		fds := [1]unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}}
+		// The wait blocks: through the scheduler.
+		_, _, e := unix.Syscall(unix.SYS_POLL, uintptr(unsafe.Pointer(&fds[0])), 1, ^uintptr(0))
+		switch {
+		case e == unix.EINTR:
+			continue
+		case e != 0 || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 || s.stopped.Load():
+			// POLLHUP: no guest thread is left to notify.
+			return false
+		}
+		if s.recvMu.TryLock() {
+			got := s.pending() && s.recv(req)
+			s.recvMu.Unlock()
+			if got {
+				return true
+			}
+		}
+		time.Sleep(watchIdle)
+	}
+}
+
+// recv receives a notification known to be pending (recvMu held).
+func (s *server) recv(req *seccompNotif) bool {
+	*req = seccompNotif{}
+	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(req)))
+	// ENOENT: the guest thread was interrupted meanwhile.
+	return e == 0
+}
+
+// installWait bounds how long the tracer waits for the install call it
+// has just continued a thread into: the thread may never make it (killed,
+// or a signal withdrew it before it was received, and its restart comes
+// after the signal's delivery stop, which the tracer must serve). The
+// serving threads then serve it, as any other.
+const installWait = 5 // milliseconds, poll's unit
+
+// BeginInstall is called by the tracer thread before it continues a
+// stopped thread into the install call: true if the tracer may receive
+// that call itself (ServeInstall must follow), false if a serving thread
+// is receiving at the moment and will serve it.
+func (s *server) BeginInstall() bool {
+	return s.watching && s.recvMu.TryLock()
+}
+
+// ServeInstall serves, on the calling thread (the tracer's), the install
+// call thread tid was just continued into after BeginInstall: what the
+// serving threads would do, without waking one, and without the tracer
+// and a serving thread handing the guest to each other through the Go
+// scheduler on every open. Other pending notifications met on the way (a
+// guest's own install calls) are served too; it returns once tid's is,
+// or when none comes for installWait.
+func (s *server) ServeInstall(tid int32) {
+	defer s.recvMu.Unlock()
+	var req seccompNotif
+	var resp seccompNotifResp
+	var args platform.SyscallArgs
+	for i := 0; i < 64; i++ {
+		fds := [1]unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}}
+		// Through the scheduler: the wait may last (see installWait),
+		// and the runtime must be able to stop the world meanwhile.
+		n, _, e := unix.Syscall(unix.SYS_POLL, uintptr(unsafe.Pointer(&fds[0])), 1, installWait)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 || n == 0 || fds[0].Revents&unix.POLLIN == 0 {
+			return
+		}
+		if !s.recv(&req) {
+			continue
+		}
+		s.handle(&req, &resp, &args)
+		if int32(req.pid) == tid {
+			return
+		}
 	}
 }
 
