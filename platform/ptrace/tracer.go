@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -116,6 +117,10 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 			return 0, fmt.Errorf("pin tracer to CPU %d: %w", cfg.CPU, err)
 		}
 	}
+	// The tracer waits for its install calls in slices of a few
+	// microseconds (unotify.Server.ServeInstall); the default timer
+	// slack (50 us) would stretch each.
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 	// A guest process the tracer does not see (one that escaped being
 	// traced, or whose tracer link broke) is still the sentry's
 	// descendant; as a subreaper the sentry inherits it when its parent
@@ -279,7 +284,7 @@ func (t *tracer) stopped(tid int32, ws unix.WaitStatus) {
 		t.syscallExit(tid, th)
 	case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_SECCOMP:
 		if srv := t.syscallEnter(tid, th); srv != nil {
-			srv.ServeInstall(tid)
+			srv.ServeInstall(tid, stopPending)
 		}
 	case sig == unix.SIGTRAP && (event == unix.PTRACE_EVENT_CLONE || event == unix.PTRACE_EVENT_FORK || event == unix.PTRACE_EVENT_VFORK):
 		t.newTask(tid, event)
@@ -340,9 +345,24 @@ func (t *tracer) signalStop(tid int32, th *thread, sig int) {
 			restart := -int64(platform.ERESTARTNOINTR)
 			regs.Rax = uint64(restart)
 			setRegs(tid, regs)
+			// An install call the signal withdrew is made again
+			// after the handler, which may take any time: a serving
+			// thread receives it.
+			if srv := t.srv.Load(); regs.Orig_rax == platform.SysInstallFD && srv != nil {
+				srv.Expect()
+			}
 		}
 	}
 	resume(tid, th, sig)
+}
+
+// stopPending reports whether a guest thread has a stop or an exit for the
+// tracer to wait for (waitid WNOWAIT: it stays to be waited for).
+func stopPending() bool {
+	var info [128]byte // siginfo_t; si_pid at offset 16
+	_, _, e := unix.RawSyscall6(unix.SYS_WAITID, unix.P_ALL, 0, uintptr(unsafe.Pointer(&info[0])),
+		unix.WEXITED|unix.WSTOPPED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, 0, 0)
+	return e != 0 || *(*int32)(unsafe.Pointer(&info[16])) != 0
 }
 
 func (t *tracer) newTask(parent int32, event int) {

@@ -88,6 +88,11 @@ type server struct {
 	// notification to the longest waiter in RECV); they wait in poll and
 	// serve only what nobody else receives (see watch).
 	watching bool
+	// eagerUntil (UnixNano) is set when the tracer gave up an install
+	// call it had continued a thread into (a signal withdrew it, or it
+	// did not come in time): until then a watching thread receives
+	// without its pause, as the tracer will not.
+	eagerUntil atomic.Int64
 }
 
 // Server answers the notifications of one listener.
@@ -209,12 +214,13 @@ func (s *server) handle(req *seccompNotif, resp *seccompNotifResp, args *platfor
 	s.stats.Done(uintptr(req.nr), start, res.Ret, res.Action == platform.Done || res.Action == platform.Responded, true)
 }
 
-// watchIdle is how long a watching serving thread stays away from the
-// listener after a wake-up that found nothing for it (the tracer had
-// received the notification): each install call wakes every poller, and
-// without the pause the serving thread would cost the guest a context
-// switch per open. A guest's own install call (answered ENOSYS) or one
-// the tracer gave up on waits this much longer.
+// watchIdle is how long a watching serving thread waits, once the
+// listener has a notification, before it looks whether the notification is
+// still there for it to receive: each install call wakes every poller,
+// and without the pause the serving thread would cost the guest a context
+// switch per open, and take the tracer's calls from it. A guest's own
+// install call (answered ENOSYS) or one the tracer gave up on waits this
+// much longer.
 const watchIdle = time.Millisecond
 
 // watch waits until a notification is pending that nobody else receives
@@ -234,6 +240,15 @@ func (s *server) watch(req *seccompNotif) bool {
 			// POLLHUP: no guest thread is left to notify.
 			return false
 		}
+		// Leave the notification to the tracer for a while first: it is
+		// almost always the tracer's own install call, and a serving
+		// thread that took recvMu now would often make the tracer leave
+		// its next install call to it (BeginInstall fails), a
+		// millisecond late.
+		eager := time.Now().UnixNano() < s.eagerUntil.Load()
+		if !eager {
+			time.Sleep(watchIdle)
+		}
 		if s.recvMu.TryLock() {
 			got := s.pending() && s.recv(req)
 			s.recvMu.Unlock()
@@ -241,7 +256,24 @@ func (s *server) watch(req *seccompNotif) bool {
 				return true
 			}
 		}
-		time.Sleep(watchIdle)
+		if eager {
+			// The tracer holds recvMu: look again soon.
+			time.Sleep(installSlice)
+		}
+	}
+}
+
+// eagerFor is how long the watching threads receive without their pause
+// after the tracer gave up an install call (Expect).
+const eagerFor = 10 * time.Millisecond
+
+// Expect tells the watching threads that an install call the tracer
+// continued a thread into will come without the tracer waiting for it (a
+// signal withdrew it and it is made again after the handler, or it did not
+// come in time): for a while they receive without their pause.
+func (s *server) Expect() {
+	if s.watching {
+		s.eagerUntil.Store(time.Now().Add(eagerFor).UnixNano())
 	}
 }
 
@@ -253,12 +285,19 @@ func (s *server) recv(req *seccompNotif) bool {
 	return e == 0
 }
 
-// installWait bounds how long the tracer waits for the install call it
-// has just continued a thread into: the thread may never make it (killed,
-// or a signal withdrew it before it was received, and its restart comes
-// after the signal's delivery stop, which the tracer must serve). The
-// serving threads then serve it, as any other.
-const installWait = 5 // milliseconds, poll's unit
+// installSlice is how long the tracer waits for the install call it has
+// just continued a thread into before it asks whether the tracer has
+// something else to do: the thread may never make the call (killed), or a
+// signal may have withdrawn it before it was received (it restarts after
+// the signal's delivery stop, which the tracer must serve: with a 200 us
+// itimer, one install in a few). installWait bounds the whole wait; the
+// serving threads then serve the call, as any other. (The tracer thread's
+// timer slack is made small for the slice to mean anything: Linux's
+// default of 50 us would triple it.)
+const (
+	installSlice = 50 * time.Microsecond
+	installWait  = 2 * time.Millisecond
+)
 
 // BeginInstall is called by the tracer thread before it continues a
 // stopped thread into the install call: true if the tracer may receive
@@ -273,23 +312,36 @@ func (s *server) BeginInstall() bool {
 // serving threads would do, without waking one, and without the tracer
 // and a serving thread handing the guest to each other through the Go
 // scheduler on every open. Other pending notifications met on the way (a
-// guest's own install calls) are served too; it returns once tid's is,
-// or when none comes for installWait.
-func (s *server) ServeInstall(tid int32) {
+// guest's own install calls) are served too. It returns once tid's is
+// served, as soon as stopped reports that a guest thread has a state
+// change for the tracer (checked every installSlice without a
+// notification: tid may have been stopped by a signal instead), or after
+// installWait without one (the guest thread did not get a CPU in time, or
+// another thread took its call); the serving threads are then told to
+// receive without their pause (Expect).
+func (s *server) ServeInstall(tid int32, stopped func() bool) {
 	defer s.recvMu.Unlock()
 	var req seccompNotif
 	var resp seccompNotifResp
 	var args platform.SyscallArgs
-	for i := 0; i < 64; i++ {
+	slice := unix.NsecToTimespec(installSlice.Nanoseconds())
+	for waited := time.Duration(0); waited < installWait; {
 		fds := [1]unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}}
-		// Through the scheduler: the wait may last (see installWait),
-		// and the runtime must be able to stop the world meanwhile.
-		n, _, e := unix.Syscall(unix.SYS_POLL, uintptr(unsafe.Pointer(&fds[0])), 1, installWait)
-		if e == unix.EINTR {
+		// Through the scheduler: the runtime must be able to stop the
+		// world meanwhile.
+		n, _, e := unix.Syscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(unsafe.Pointer(&slice)), 0, 0, 0)
+		switch {
+		case e == unix.EINTR:
 			continue
-		}
-		if e != 0 || n == 0 || fds[0].Revents&unix.POLLIN == 0 {
+		case e != 0 || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0:
 			return
+		case n == 0:
+			if stopped() {
+				s.Expect()
+				return
+			}
+			waited += installSlice
+			continue
 		}
 		if !s.recv(&req) {
 			continue
@@ -299,6 +351,7 @@ func (s *server) ServeInstall(tid int32) {
 			return
 		}
 	}
+	s.Expect()
 }
 
 // receive waits for the next notification as the leader; false once the
