@@ -324,12 +324,13 @@ func (s *server) ServeInstall(tid int32, stopped func() bool) {
 	var req seccompNotif
 	var resp seccompNotifResp
 	var args platform.SyscallArgs
-	slice := unix.NsecToTimespec(installSlice.Nanoseconds())
+	slice := installSlice
 	for waited := time.Duration(0); waited < installWait; {
+		ts := unix.NsecToTimespec(slice.Nanoseconds())
 		fds := [1]unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}}
 		// Through the scheduler: the runtime must be able to stop the
 		// world meanwhile.
-		n, _, e := unix.Syscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(unsafe.Pointer(&slice)), 0, 0, 0)
+		n, _, e := unix.Syscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 		switch {
 		case e == unix.EINTR:
 			continue
@@ -340,7 +341,11 @@ func (s *server) ServeInstall(tid int32, stopped func() bool) {
 				s.Expect()
 				return
 			}
-			waited += installSlice
+			// Each slice twice the last: a guest thread that did
+			// not get a CPU yet should not have the tracer waking
+			// on its CPU every few microseconds meanwhile.
+			waited += slice
+			slice = min(2*slice, installWait/4)
 			continue
 		}
 		if !s.recv(&req) {
