@@ -15,6 +15,46 @@ import (
 // struct linux_dirent64 padded to 8 bytes; EINVAL if not even the first
 // fits.
 func Getdents64(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return getdents(c, args, false)
+}
+
+// Getdents is the legacy getdents(fd, dirp, count) that x86-64 still
+// has: the same entries as struct linux_dirent (filldir).
+func Getdents(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	return getdents(c, args, true)
+}
+
+// putDirent writes one record into e (its reclen bytes; nil only measures
+// it). struct linux_dirent64 has d_type at byte 18 and the name after it;
+// the legacy struct linux_dirent has the name at byte 18 and d_type in the
+// record's last byte, after the name's NUL (filldir's
+// ALIGN(offsetof(d_name) + namlen + 2, sizeof(long))).
+func putDirent(e []byte, legacy bool, ino uint64, next int64, typ uint8, name string) int {
+	nameAt := 19
+	if legacy {
+		nameAt = 18
+	}
+	reclen := (nameAt + len(name) + 1 + 7) &^ 7
+	if legacy {
+		reclen = (nameAt + len(name) + 2 + 7) &^ 7
+	}
+	if e == nil {
+		return reclen
+	}
+	binary.LittleEndian.PutUint64(e[0:], ino)
+	binary.LittleEndian.PutUint64(e[8:], uint64(next))
+	binary.LittleEndian.PutUint16(e[16:], uint16(reclen))
+	copy(e[nameAt:], name)
+	clear(e[nameAt+len(name):])
+	if legacy {
+		e[reclen-1] = typ
+	} else {
+		e[18] = typ
+	}
+	return reclen
+}
+
+func getdents(c *sentry.Call, args *platform.SyscallArgs, legacy bool) sentry.Result {
 	f, res, ok := fileFor(c, int32(args[0]))
 	if !ok {
 		return res
@@ -34,20 +74,12 @@ func Getdents64(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	off := f.Offset()
 	full := false
 	err := f.Dentry.IterDirents(off, func(ino uint64, next int64, typ uint8, name string) bool {
-		reclen := (19 + len(name) + 1 + 7) &^ 7
+		reclen := putDirent(nil, legacy, ino, next, typ, name)
 		if n+reclen > len(buf) {
 			full = true
 			return false
 		}
-		e := buf[n : n+reclen]
-		binary.LittleEndian.PutUint64(e[0:], ino)
-		binary.LittleEndian.PutUint64(e[8:], uint64(next))
-		binary.LittleEndian.PutUint16(e[16:], uint16(reclen))
-		e[18] = typ
-		copy(e[19:], name)
-		for i := 19 + len(name); i < reclen; i++ {
-			e[i] = 0
-		}
+		putDirent(buf[n:n+reclen], legacy, ino, next, typ, name)
 		n += reclen
 		off = next
 		return true

@@ -69,7 +69,6 @@ const (
 	whyBacking      = "harmless: a virtual fd of a regular file is the sentry's own open of its backing (the file's bytes, on a private tmpfs mounted nowhere), so the host's answer is the file's; a directory's is a directory, O_PATH's an anonymous file"
 	whyServedAttr   = "served: metadata of sentry files (attr.go, xattr.go, stat.go)"
 	whyServedCreds  = "served: the host applies it, the sentry then takes the new fsuid, fsgid, groups and capabilities for its permission checks"
-	whyUnservedFD   = "checked: not modelled on sentry files: errUnserved on a virtual fd, passed through on a host fd"
 	whyUnservedPath = "checked: not modelled on sentry files: errUnserved on a path into a sentry mount, the resolved host path passed through otherwise"
 	whyMount        = "checked: every path (target, bind or move source, device, overlay layers) resolved by the sentry; into a sentry mount errUnserved, else passed with the resolved host path (policy_mount.go)"
 	whyMountAt      = "checked: (dirfd, path) resolved by the sentry; a sentry file (a virtual dirfd included) errUnserved, a host one passed with the resolved path (policy_mount.go)"
@@ -118,7 +117,7 @@ func Policies() []Policy {
 		unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CREAT, unix.SYS_CLOSE,
 		unix.SYS_STAT, unix.SYS_LSTAT, unix.SYS_FSTAT, unix.SYS_NEWFSTATAT, unix.SYS_STATX,
 		unix.SYS_UNLINK, unix.SYS_UNLINKAT, unix.SYS_RMDIR, unix.SYS_MKDIR, unix.SYS_MKDIRAT,
-		unix.SYS_GETDENTS64, unix.SYS_SYMLINK, unix.SYS_SYMLINKAT, unix.SYS_READLINK, unix.SYS_READLINKAT,
+		unix.SYS_GETDENTS64, unix.SYS_GETDENTS, unix.SYS_SYMLINK, unix.SYS_SYMLINKAT, unix.SYS_READLINK, unix.SYS_READLINKAT,
 		unix.SYS_LINK, unix.SYS_LINKAT, unix.SYS_RENAME, unix.SYS_RENAMEAT, unix.SYS_RENAMEAT2,
 		unix.SYS_ACCESS, unix.SYS_FACCESSAT, unix.SYS_FACCESSAT2, unix.SYS_TRUNCATE,
 		unix.SYS_MKNOD, unix.SYS_MKNODAT, unix.SYS_STATFS, unix.SYS_FSTATFS)
@@ -154,13 +153,14 @@ func Policies() []Policy {
 		unix.SYS_CHDIR, unix.SYS_FCHDIR, unix.SYS_UMASK, unix.SYS_GETCWD)
 
 	// Calls the sentry does not model on its files: checked.
-	checked(whyUnservedFD, unix.SYS_GETDENTS)
-	checked("checked: a virtual fd's quota would be its backing's private file system's: errUnserved; host fds pass",
+	checked("checked: a virtual fd is Linux's tmpfs without quota options (EINVAL for a bad type, else ENOSYS); host fds pass (policy_mount.go)",
 		unix.SYS_QUOTACTL_FD)
 	checked(whyUnservedPath,
-		unix.SYS_CHROOT, unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_USELIB,
+		unix.SYS_CHROOT, unix.SYS_ACCT,
 		unix.SYS_INOTIFY_ADD_WATCH, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_FILE_GETATTR, unix.SYS_FILE_SETATTR)
-	checked(whyMount, unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_QUOTACTL)
+	checked(whyMount, unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT)
+	checked("checked: special in a sentry mount is Linux's quotactl_block on a tmpfs file (ENOENT, ENOTBLK); a Q_QUOTAON quota file there is on another file system (EPERM without CAP_SYS_ADMIN, else EXDEV); host paths pass with the sentry's resolution (policy_mount.go)",
+		unix.SYS_QUOTACTL)
 	checked(whyMountAt, unix.SYS_OPEN_TREE, unix.SYS_OPEN_TREE_ATTR, unix.SYS_MOVE_MOUNT, unix.SYS_FSPICK,
 		unix.SYS_MOUNT_SETATTR, unix.SYS_FANOTIFY_MARK)
 	checked("checked: SET_PATH and SET_PATH_EMPTY resolved as paths, SET_FD may not be a virtual fd, string values of path parameters (source, overlay layers) resolved (policy_mount.go)",
@@ -169,10 +169,6 @@ func Policies() []Policy {
 		unix.SYS_OPEN_BY_HANDLE_AT)
 	checked("checked: a path-beneath rule's parent_fd may not be a virtual fd: EBADFD, as get_path_from_fd for a file Landlock cannot restrict",
 		unix.SYS_LANDLOCK_ADD_RULE)
-	checked("checked: the module loader would read a placeholder: errUnserved on a virtual fd (after the host's CAP_SYS_MODULE check)",
-		unix.SYS_FINIT_MODULE)
-	checked("checked: the kernel and initrd images may not be virtual fds: errUnserved (after the host's CAP_SYS_BOOT check)",
-		unix.SYS_KEXEC_FILE_LOAD)
 	checked("checked: BPF_OBJ_PIN and BPF_OBJ_GET paths and uprobe-multi link binaries resolved; other descriptors must be bpf objects, cgroups or namespaces, which a placeholder is not",
 		unix.SYS_BPF)
 	checked("checked: a uprobe event's binary path (attr.config1) resolved; group_fd and a cgroup fd must be perf events and cgroup directories, which a placeholder is not",
@@ -188,10 +184,16 @@ func Policies() []Policy {
 	set(Refused, unix.ENOSYS, whyRefusedUring, unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER)
 	set(Refused, unix.ENOSYS, whyRefusedAIO, unix.SYS_IO_SETUP, unix.SYS_IO_DESTROY, unix.SYS_IO_SUBMIT,
 		unix.SYS_IO_CANCEL, unix.SYS_IO_GETEVENTS, unix.SYS_IO_PGETEVENTS)
+	checked("checked: CAP_SYS_ADMIN (EPERM), then a sentry file is Linux's answer for a tmpfs file (EISDIR for a directory, EINVAL: shmem cannot back swap); host paths pass with the sentry's resolution",
+		unix.SYS_SWAPON, unix.SYS_SWAPOFF)
+	set(Refused, unix.ENOSYS, "refused: ENOSYS, as a kernel built without CONFIG_USELIB (a.out shared libraries; Debian's, and most, are)",
+		unix.SYS_USELIB)
 	set(Refused, unix.ENOSYS, "refused: the flags are in guest memory another thread can change after the sentry's check; ENOSYS, as before Linux 5.3, and libc falls back to clone",
 		unix.SYS_CLONE3)
 
 	// Untrapped.
+	harmless("harmless: a virtual fd of a regular file is the sentry's open of its backing, so the host reads the file's own bytes (kernel_read_file); a placeholder gets Linux's answer for the same kind of file (a directory EINVAL, O_PATH EBADF)",
+		unix.SYS_FINIT_MODULE, unix.SYS_KEXEC_FILE_LOAD)
 	harmless(whyMemory,
 		unix.SYS_MPROTECT, unix.SYS_MUNMAP, unix.SYS_BRK, unix.SYS_MREMAP, unix.SYS_MINCORE,
 		unix.SYS_MLOCK, unix.SYS_MUNLOCK, unix.SYS_MLOCKALL, unix.SYS_MUNLOCKALL, unix.SYS_MLOCK2,

@@ -456,33 +456,6 @@ func LandlockAddRule(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	return hostFD(c, int32(binary.LittleEndian.Uint32(b[:])), unix.EBADFD)
 }
 
-// FinitModule is finit_module(fd, params, flags): the module loader would
-// read the placeholder. The capability is checked first, as
-// may_init_module does.
-func FinitModule(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	if !hasCap(c, unix.CAP_SYS_MODULE) {
-		return sentry.Pass()
-	}
-	return hostFD(c, int32(args[0]), errUnserved)
-}
-
-// KexecFileLoad is kexec_file_load(kernel_fd, initrd_fd, cmdline_len,
-// cmdline, flags): the kernel and initrd images are descriptors
-// (KEXEC_FILE_UNLOAD takes none, KEXEC_FILE_NO_INITRAMFS no initrd).
-func KexecFileLoad(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	flags := args[4]
-	if !hasCap(c, unix.CAP_SYS_BOOT) || flags&unix.KEXEC_FILE_UNLOAD != 0 {
-		return sentry.Pass()
-	}
-	if res := hostFD(c, int32(args[0]), errUnserved); res.Action != platform.Passthrough {
-		return res
-	}
-	if flags&unix.KEXEC_FILE_NO_INITRAMFS != 0 {
-		return sentry.Pass()
-	}
-	return hostFD(c, int32(args[1]), errUnserved)
-}
-
 // Prctl is prctl(option, ...): PR_SET_MM_EXE_FILE would make a
 // placeholder the process's /proc/self/exe; refused with EACCES, as
 // prctl_set_mm_exe_file refuses a file it cannot take as an executable,

@@ -8,6 +8,7 @@ import (
 
 	"sentry/platform"
 	"sentry/sentry"
+	"sentry/sentry/vfs"
 )
 
 // The mount family and the other calls that name a file system object by
@@ -293,18 +294,49 @@ const qQuotaon = 0x800002
 
 // Quotactl is quotactl(cmd, special, id, addr): special names the block
 // device (or, NULL, all for Q_SYNC), and Q_QUOTAON's addr the quota file.
+// A special in the sentry's tmpfs is Linux's quotactl_block on a tmpfs
+// file: ENOENT if missing, ENOTBLK if not a block device (a device node
+// made there is not modelled: errUnserved). A quota file there, for a
+// host device, is on another file system: EXDEV from quota_on after the
+// CAP_SYS_ADMIN check (check_quotactl_permission).
 func Quotactl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if args[1] != 0 {
-		if res, ok := hostPathAt(c, unix.AT_FDCWD, args[1], true, false); !ok {
+		res := onSentryFile(c, args[1], true, func(mode uint32) unix.Errno {
+			if mode&unix.S_IFMT == unix.S_IFBLK {
+				return errUnserved
+			}
+			return unix.ENOTBLK
+		})
+		if res.Action != platform.Passthrough {
 			return res
 		}
 	}
 	if uint32(args[0])>>8 == qQuotaon {
-		if res, ok := hostPathAt(c, unix.AT_FDCWD, args[3], true, false); !ok {
+		res := onSentryFile(c, args[3], true, func(uint32) unix.Errno {
+			if !c.Creds().Capable(vfs.CapSysAdmin) {
+				return unix.EPERM
+			}
+			return unix.EXDEV
+		})
+		if res.Action != platform.Passthrough {
 			return res
 		}
 	}
 	return sentry.Pass()
+}
+
+// QuotactlFD is quotactl_fd(fd, cmd, id, addr): on a virtual fd, Linux's
+// answer for a tmpfs mounted without quota options (the sentry's mounts
+// have none): EINVAL for a type past MAXQUOTAS, else ENOSYS (do_quotactl:
+// no s_qcop).
+func QuotactlFD(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if !c.FDTable().Has(int32(args[0])) {
+		return sentry.Pass()
+	}
+	if uint32(args[1])&0xff >= 3 {
+		return sentry.Err(unix.EINVAL)
+	}
+	return sentry.Err(unix.ENOSYS)
 }
 
 // fanotify_mark(2) flags.

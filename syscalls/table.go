@@ -61,6 +61,7 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_MKDIR, "mkdir", Mkdir, path, mode)
 	add(unix.SYS_MKDIRAT, "mkdirat", Mkdirat, fd, path, mode)
 	add(unix.SYS_GETDENTS64, "getdents64", Getdents64, fd, ptr, num)
+	add(unix.SYS_GETDENTS, "getdents", Getdents, fd, ptr, num)
 	add(unix.SYS_SYMLINK, "symlink", Symlink, path, path)
 	add(unix.SYS_SYMLINKAT, "symlinkat", Symlinkat, path, fd, path)
 	add(unix.SYS_READLINK, "readlink", Readlink, path, ptr, num)
@@ -121,24 +122,16 @@ func NewTable() *sentry.SyscallTable {
 		nr   uintptr
 		name string
 	}{
-		{unix.SYS_CHROOT, "chroot"}, {unix.SYS_ACCT, "acct"}, {unix.SYS_SWAPON, "swapon"},
-		{unix.SYS_SWAPOFF, "swapoff"}, {unix.SYS_USELIB, "uselib"},
+		{unix.SYS_CHROOT, "chroot"}, {unix.SYS_ACCT, "acct"},
 	} {
 		add(c.nr, c.name, unservedPath, path, hex)
 	}
+	add(unix.SYS_SWAPON, "swapon", Swap, path, hex)
+	add(unix.SYS_SWAPOFF, "swapoff", Swap, path)
 	add(unix.SYS_INOTIFY_ADD_WATCH, "inotify_add_watch", InotifyAddWatch, fd, path, hex)
 	add(unix.SYS_NAME_TO_HANDLE_AT, "name_to_handle_at", unservedPathAt, fd, path, ptr, ptr, atfl)
 	add(unix.SYS_FILE_GETATTR, "file_getattr", unservedPathAt, fd, path, ptr, num, atfl)
 	add(unix.SYS_FILE_SETATTR, "file_setattr", unservedPathAt, fd, path, ptr, num, atfl)
-	for _, c := range []struct {
-		nr   uintptr
-		name string
-	}{
-		{unix.SYS_GETDENTS, "getdents"},
-		{unix.SYS_QUOTACTL_FD, "quotactl_fd"},
-	} {
-		add(c.nr, c.name, unservedFD, fd)
-	}
 	// Mounts, quotas, marks and handles: policy_mount.go.
 	add(unix.SYS_MOUNT, "mount", Mount, path, path, path, hex, ptr)
 	add(unix.SYS_UMOUNT2, "umount2", Umount2, path, hex)
@@ -150,6 +143,7 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_FSCONFIG, "fsconfig", Fsconfig, fd, num, ptr, ptr, num)
 	add(unix.SYS_MOUNT_SETATTR, "mount_setattr", MountSetattr, fd, path, atfl, ptr, num)
 	add(unix.SYS_QUOTACTL, "quotactl", Quotactl, hex, path, num, ptr)
+	add(unix.SYS_QUOTACTL_FD, "quotactl_fd", QuotactlFD, fd, hex, num, ptr)
 	add(unix.SYS_FANOTIFY_MARK, "fanotify_mark", FanotifyMark, fd, hex, hex, fd, path)
 	add(unix.SYS_OPEN_BY_HANDLE_AT, "open_by_handle_at", OpenByHandleAt, fd, ptr, oflag)
 	// Descriptors and paths handed to host objects: policy_fdargs.go.
@@ -157,8 +151,6 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_SENDMMSG, "sendmmsg", Sendmmsg, fd, ptr, num, hex)
 	add(unix.SYS_PIDFD_GETFD, "pidfd_getfd", PidfdGetfd, fd, num, hex)
 	add(unix.SYS_LANDLOCK_ADD_RULE, "landlock_add_rule", LandlockAddRule, fd, num, ptr, hex)
-	add(unix.SYS_FINIT_MODULE, "finit_module", FinitModule, fd, ptr, hex)
-	add(unix.SYS_KEXEC_FILE_LOAD, "kexec_file_load", KexecFileLoad, fd, fd, num, ptr, hex)
 	add(unix.SYS_BPF, "bpf", Bpf, num, ptr, num)
 	add(unix.SYS_PERF_EVENT_OPEN, "perf_event_open", PerfEventOpen, ptr, num, num, fd, hex)
 	add(unix.SYS_PRCTL, "prctl", Prctl, num, num, num, num, num)
@@ -173,7 +165,7 @@ func NewTable() *sentry.SyscallTable {
 		{unix.SYS_IO_URING_REGISTER, "io_uring_register"}, {unix.SYS_IO_SETUP, "io_setup"},
 		{unix.SYS_IO_DESTROY, "io_destroy"}, {unix.SYS_IO_SUBMIT, "io_submit"},
 		{unix.SYS_IO_CANCEL, "io_cancel"}, {unix.SYS_IO_GETEVENTS, "io_getevents"},
-		{unix.SYS_IO_PGETEVENTS, "io_pgetevents"}, {unix.SYS_CLONE3, "clone3"},
+		{unix.SYS_IO_PGETEVENTS, "io_pgetevents"}, {unix.SYS_CLONE3, "clone3"}, {unix.SYS_USELIB, "uselib"},
 	} {
 		add(c.nr, c.name, refusedENOSYS, ptr, num)
 	}

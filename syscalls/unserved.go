@@ -5,6 +5,7 @@ import (
 
 	"sentry/platform"
 	"sentry/sentry"
+	"sentry/sentry/vfs"
 )
 
 // The sandbox does not model these calls on its own files yet. They are
@@ -14,11 +15,6 @@ import (
 // path the sentry resolved when the guest's path went through a sentry
 // mount (a working directory there: the kernel's own cwd is stale).
 const errUnserved = unix.EOPNOTSUPP
-
-// unservedFD guards calls whose first argument is a descriptor.
-func unservedFD(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	return hostFD(c, int32(args[0]), errUnserved)
-}
 
 // hostFD passes a call whose descriptor argument fd is the host's and
 // fails it with errno when fd is a virtual fd: the host would act on the
@@ -31,7 +27,7 @@ func hostFD(c *sentry.Call, fd int32, errno unix.Errno) sentry.Result {
 }
 
 // unservedPath guards calls whose first argument is a path (chroot,
-// acct, swapon, swapoff, uselib), which Linux follows.
+// acct), which Linux follows.
 func unservedPath(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if args[0] == 0 && c.Sysno == unix.SYS_ACCT {
 		// acct(NULL) turns accounting off: no path.
@@ -142,4 +138,39 @@ func hostStringAsIs(c *sentry.Call, p string, follow bool) (sentry.Result, bool)
 // as a kernel built without them does (cond_syscall: sys_ni_syscall).
 func refusedENOSYS(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	return sentry.Err(unix.ENOSYS)
+}
+
+// onSentryFile resolves a path argument for a call Linux itself fails on
+// a tmpfs file: a host path passes (with the sentry's resolution when it
+// went through a sentry mount); a missing sentry file is ENOENT, as the
+// lookup's; an existing one is fn's answer for its inode, Linux's for a
+// file of a tmpfs.
+func onSentryFile(c *sentry.Call, addr uintptr, follow bool, fn func(mode uint32) unix.Errno) sentry.Result {
+	r, err := resolveAt(c, unix.AT_FDCWD, addr, follow, false)
+	switch {
+	case err != nil:
+		return sentry.ErrOf(err)
+	case r.host:
+		return sentry.Pass()
+	case r.Dentry == nil:
+		return sentry.Err(unix.ENOENT)
+	}
+	return sentry.Err(fn(r.Dentry.Inode().Mode()))
+}
+
+// Swap is swapon(path, flags) and swapoff(path): CAP_SYS_ADMIN first,
+// then the file is opened for writing (EISDIR for a directory, as
+// file_open_name's), and a tmpfs file cannot back swap: shmem has no
+// swap_activate and no bmap, so setup_swap_extents fails with EINVAL
+// (swapoff: a file that is not in use as swap is EINVAL too).
+func Swap(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if !c.Creds().Capable(vfs.CapSysAdmin) {
+		return sentry.Err(unix.EPERM)
+	}
+	return onSentryFile(c, args[0], true, func(mode uint32) unix.Errno {
+		if mode&unix.S_IFMT == unix.S_IFDIR {
+			return unix.EISDIR
+		}
+		return unix.EINVAL
+	})
 }

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -107,6 +108,23 @@ func (fd *FileDescription) IsPath() bool { return fd.flags.Load()&unix.O_PATH !=
 func (fd *FileDescription) Lock()   { fd.mu.Lock() }
 func (fd *FileDescription) Unlock() { fd.mu.Unlock() }
 
-// Offset and SetOffset are valid under Lock.
-func (fd *FileDescription) Offset() int64       { return fd.offset }
-func (fd *FileDescription) SetOffset(off int64) { fd.offset = off }
+// Offset and SetOffset are valid under Lock. A description with a
+// placeholder keeps its position there: the guest's lseek is not trapped
+// and moves that very position (the host tmpfs's offset_dir_llseek:
+// SEEK_SET and SEEK_CUR to any offset >= 0), so rewinddir, telldir and
+// seekdir on a sentry directory are the guest's getdents position too.
+func (fd *FileDescription) Offset() int64 {
+	if fd.HostFD >= 0 {
+		if off, err := unix.Seek(fd.HostFD, 0, io.SeekCurrent); err == nil {
+			return off
+		}
+	}
+	return fd.offset
+}
+
+func (fd *FileDescription) SetOffset(off int64) {
+	fd.offset = off
+	if fd.HostFD >= 0 {
+		unix.Seek(fd.HostFD, off, io.SeekStart)
+	}
+}

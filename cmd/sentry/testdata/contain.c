@@ -537,6 +537,62 @@ static int pidfd(void) {
 	return 0;
 }
 
+// race (item 4): a second thread flips a path between a host decoy,
+// "/var/tmp/U-race", and "/////tmp/U-race" (the first four bytes, one
+// aligned store) while this thread creates, makes directories, renames
+// and removes by it. The sentry judges the decoy a host path and lets the
+// kernel run the call, which reads the guest's memory again: the race
+// can win. What the kernel then resolves is the guest's own mount
+// namespace, where /tmp is the empty read-only cover: never the host's
+// /tmp. Prints how many calls failed with EROFS (won races that met the
+// cover) only to stderr, since the count is the scheduler's.
+static volatile int raceStop;
+static char racePath[256] __attribute__((aligned(8)));
+
+static void *flipper(void *arg) {
+	uint32_t decoy, target;
+	memcpy(&decoy, "/var", 4);
+	memcpy(&target, "////", 4);
+	while (!raceStop) {
+		__atomic_store_n((uint32_t *)racePath, target, __ATOMIC_RELAXED);
+		__atomic_store_n((uint32_t *)racePath, decoy, __ATOMIC_RELAXED);
+	}
+	return arg;
+}
+
+static int race(void) {
+	snprintf(racePath, sizeof racePath, "/var/tmp/%s-race", U);
+	char to[256];
+	snprintf(to, sizeof to, "/var/tmp/%s-race2", U);
+	pthread_t th;
+	pthread_create(&th, NULL, flipper, NULL);
+	int erofs = 0;
+	for (int i = 0; i < 2000; i++) {
+		int fd = open(racePath, O_CREAT | O_WRONLY, 0644);
+		if (fd >= 0)
+			close(fd);
+		else if (errno == EROFS)
+			erofs++;
+		if (unlink(racePath) < 0 && errno == EROFS)
+			erofs++;
+		if (mkdir(racePath, 0755) < 0 && errno == EROFS)
+			erofs++;
+		if (rmdir(racePath) < 0 && errno == EROFS)
+			erofs++;
+		if (mknod(racePath, S_IFREG | 0644, 0) < 0 && errno == EROFS)
+			erofs++;
+		if (rename(racePath, to) < 0 && errno == EROFS)
+			erofs++;
+		unlink(to);
+		unlink(racePath);
+	}
+	raceStop = 1;
+	pthread_join(th, NULL);
+	fprintf(stderr, "race: %d calls met the cover\n", erofs);
+	printf("race-done ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv) {
 	if (argc < 3) {
 		fprintf(stderr, "usage: contain CMD U [ARG...]\n");
@@ -573,6 +629,8 @@ int main(int argc, char **argv) {
 		return secret();
 	if (!strcmp(cmd, "pidfd"))
 		return pidfd();
+	if (!strcmp(cmd, "race"))
+		return race();
 	fprintf(stderr, "contain: unknown command %s\n", cmd);
 	return 2;
 }

@@ -1278,6 +1278,93 @@ static void case_dirs(void) {
 	close(dfd);
 }
 
+// dirents reads directory fd with getdents (legacy, 0) or getdents64 (1)
+// and prints the entries sorted by name, each with its type and record
+// length (inode numbers and offsets are the file system's own).
+static int cmpstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void dirents(const char *name, int fd, int is64) {
+	char buf[4096] __attribute__((aligned(8)));
+	char *lines[64];
+	int nl = 0;
+	lseek(fd, 0, SEEK_SET);
+	for (;;) {
+		T(syscall(is64 ? SYS_getdents64 : SYS_getdents, fd, buf, sizeof buf));
+		if (r <= 0)
+			break;
+		for (long off = 0; off < r && nl < 64;) {
+			unsigned short reclen = *(unsigned short *)(buf + off + 16);
+			const char *nm = buf + off + (is64 ? 19 : 18);
+			unsigned char typ = is64 ? (unsigned char)buf[off + 18] : (unsigned char)buf[off + reclen - 1];
+			char *l = malloc(300);
+			snprintf(l, 300, " %s/t%u/r%u", nm, typ, reclen);
+			lines[nl++] = l;
+			off += reclen;
+		}
+	}
+	begin(name);
+	ret();
+	qsort(lines, nl, sizeof lines[0], cmpstr);
+	for (int i = 0; i < nl; i++) {
+		add("%s", lines[i]);
+		free(lines[i]);
+	}
+	end();
+}
+
+// case_getdents: x86-64 keeps the legacy getdents (struct linux_dirent,
+// the type after the name's NUL in the record's last byte); its errnos are
+// getdents64's.
+static void case_getdents(void) {
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	SIMPLE("getdents.mkdir", mkdirat(dfd, "gd", 0755));
+	int g = openat(dfd, "gd", O_RDONLY | O_DIRECTORY);
+	close(openat(g, "a", O_CREAT | O_RDWR, 0644));
+	close(openat(g, "a-longer-name-of-twenty-three", O_CREAT | O_RDWR, 0644));
+	mkdirat(g, "sub", 0755);
+	symlinkat("a", g, "ln");
+	mkfifoat(g, "fifo", 0644);
+	dirents("getdents.legacy", g, 0);
+	dirents("getdents.64", g, 1);
+	char small[8];
+	lseek(g, 0, SEEK_SET);
+	SIMPLE("getdents.too_small", syscall(SYS_getdents, g, small, sizeof small));
+	SIMPLE("getdents.bad_buffer", syscall(SYS_getdents, g, BAD, 4096));
+	SIMPLE("getdents.bad_fd", syscall(SYS_getdents, 9999, small, sizeof small));
+	int f = openat(g, "a", O_RDONLY);
+	SIMPLE("getdents.not_dir", syscall(SYS_getdents, f, small, sizeof small));
+	close(f);
+	SIMPLE("getdents.seek_end", lseek(g, 0, SEEK_END));
+	// seekdir: a position taken with lseek after some entries and set
+	// again lists the same entries from there (sorted: the order is the
+	// file system's).
+	char buf[4096] __attribute__((aligned(8)));
+	lseek(g, 0, SEEK_SET);
+	T(syscall(SYS_getdents64, g, buf, 72)); // ".", ".." and one more at most
+	long pos = lseek(g, 0, SEEK_CUR);
+	dirents("getdents.whole_after_rewind", g, 1);
+	T(syscall(SYS_getdents64, g, buf, sizeof buf));
+	begin("getdents.at_end");
+	ret();
+	end();
+	T(lseek(g, pos, SEEK_SET));
+	begin("getdents.seekdir");
+	add(" same_pos=%s", yesno(r == pos));
+	T(syscall(SYS_getdents64, g, buf, sizeof buf));
+	long n = r;
+	char *names[64];
+	int nn = 0;
+	for (long off = 0; off < n && nn < 64; off += *(unsigned short *)(buf + off + 16))
+		names[nn++] = buf + off + 19;
+	qsort(names, nn, sizeof names[0], cmpstr);
+	add(" n=%d", nn);
+	for (int i = 0; i < nn; i++)
+		add(" %s", names[i]);
+	end();
+	close(g);
+	close(dfd);
+}
+
 static void case_times(void) {
 	struct stat a, b;
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -1405,6 +1492,7 @@ int main(int argc, char **argv) {
 	case_rw();
 	case_fcntl();
 	case_dirs();
+	case_getdents();
 	case_times();
 
 	T(stat(dir, &dirst));

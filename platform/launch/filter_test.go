@@ -1,0 +1,129 @@
+package launch
+
+import (
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+)
+
+// notif is struct seccomp_notif as words: id; pid, flags; nr, arch; ip;
+// args[6]. notifResp is struct seccomp_notif_resp.
+type notif [10]uint64
+
+func (n *notif) nr() int32      { return int32(uint32(n[2])) }
+func (n *notif) args() []uint64 { return n[4:] }
+
+type notifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// TestFilterRoutesCalls loads the sandbox's filter on one thread of the
+// test and checks where each kind of call goes: a trapped call stops for
+// a tracer (with none attached the kernel fails it with ENOSYS, so a guest
+// whose tracer is gone never runs it on the host), a notified call and the
+// install call reach the listener, which answers them, and any other call
+// runs on the host.
+func TestFilterRoutesCalls(t *testing.T) {
+	const (
+		trapped  = unix.SYS_GETPGRP
+		notified = unix.SYS_GETPPID
+	)
+	type results struct {
+		trapped, notified, install, other uintptr
+		errs                              [4]unix.Errno
+	}
+	listener := make(chan int, 1)
+	done := make(chan results, 1)
+	go func() {
+		// Never unlocked: the thread carries the filter and ends with
+		// this goroutine instead of going back to the scheduler.
+		runtime.LockOSThread()
+		fd, err := loadFilter([]uintptr{trapped}, []uintptr{notified})
+		if err != nil {
+			t.Error(err)
+			listener <- -1
+			return
+		}
+		listener <- fd
+		var r results
+		r.trapped, _, r.errs[0] = unix.RawSyscall(trapped, 0, 0, 0)
+		r.notified, _, r.errs[1] = unix.RawSyscall(notified, 0, 0, 0)
+		r.install, _, r.errs[2] = unix.RawSyscall(platform.SysInstallFD, 7, 8, 9)
+		r.other, _, r.errs[3] = unix.RawSyscall(unix.SYS_GETSID, 0, 0, 0)
+		done <- r
+	}()
+	fd := <-listener
+	if fd < 0 {
+		return
+	}
+	defer unix.Close(fd)
+
+	answer := func(wantNr int32, val int64) notif {
+		var req notif
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req))); e != 0 {
+			t.Fatalf("NOTIF_RECV: %v", e)
+		}
+		if req.nr() != wantNr {
+			t.Errorf("notified call %d, want %d", req.nr(), wantNr)
+		}
+		resp := notifResp{id: req[0], val: val}
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp))); e != 0 {
+			t.Fatalf("NOTIF_SEND: %v", e)
+		}
+		return req
+	}
+	answer(notified, 4242)
+	if req := answer(platform.SysInstallFD, 17); req.args()[0] != 7 || req.args()[2] != 9 {
+		t.Errorf("install call's arguments %v, want 7, 8, 9", req.args()[:3])
+	}
+	var r results
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the filtered thread never finished")
+	}
+	sid, _ := unix.Getsid(0)
+	for _, c := range []struct {
+		name string
+		got  uintptr
+		err  unix.Errno
+		want uintptr
+		werr unix.Errno
+	}{
+		{"trapped, no tracer", r.trapped, r.errs[0], ^uintptr(0) - uintptr(unix.ENOSYS) + 1, unix.ENOSYS},
+		{"notified", r.notified, r.errs[1], 4242, 0},
+		{"install", r.install, r.errs[2], 17, 0},
+		{"other", r.other, r.errs[3], uintptr(sid), 0},
+	} {
+		if c.err != c.werr || (c.werr == 0 && c.got != c.want) {
+			t.Errorf("%s: got %d (%v), want %d (%v)", c.name, int64(c.got), c.err, int64(c.want), c.werr)
+		}
+	}
+}
+
+func TestCoverInodes(t *testing.T) {
+	points := []string{"/tmp", "/tmp/a", "/tmp/a/b/c", "/tmpx", "/var/tmp"}
+	for _, tc := range []struct {
+		point string
+		want  uint64
+	}{
+		// root + private directory, plus a directory per component
+		// of each point below: a (1) and a/b/c (3).
+		{"/tmp", 2 + 1 + 3},
+		{"/tmp/a", 2 + 2},
+		{"/tmpx", 2}, // a name prefix is not a parent
+		{"/var/tmp", 2},
+	} {
+		if got := coverInodes(tc.point, points); got != tc.want {
+			t.Errorf("coverInodes(%s) = %d, want %d", tc.point, got, tc.want)
+		}
+	}
+}
