@@ -93,6 +93,9 @@ type server struct {
 	// did not come in time): until then a watching thread receives
 	// without its pause, as the tracer will not.
 	eagerUntil atomic.Int64
+	// signalsUntil (UnixNano): signals withdrew install calls lately,
+	// so the tracer waits for its install calls in short slices.
+	signalsUntil atomic.Int64
 }
 
 // Server answers the notifications of one listener.
@@ -273,7 +276,9 @@ const eagerFor = 10 * time.Millisecond
 // come in time): for a while they receive without their pause.
 func (s *server) Expect() {
 	if s.watching {
-		s.eagerUntil.Store(time.Now().Add(eagerFor).UnixNano())
+		now := time.Now()
+		s.eagerUntil.Store(now.Add(eagerFor).UnixNano())
+		s.signalsUntil.Store(now.Add(signalsFor).UnixNano())
 	}
 }
 
@@ -290,13 +295,20 @@ func (s *server) recv(req *seccompNotif) bool {
 // something else to do: the thread may never make the call (killed), or a
 // signal may have withdrawn it before it was received (it restarts after
 // the signal's delivery stop, which the tracer must serve: with a 200 us
-// itimer, one install in a few). installWait bounds the whole wait; the
-// serving threads then serve the call, as any other. (The tracer thread's
-// timer slack is made small for the slice to mean anything: Linux's
-// default of 50 us would triple it.)
+// itimer, one install in a few). While signals have lately withdrawn
+// install calls (signalsFor after Expect) the slice is signalSlice:
+// otherwise short slices cost the common case (the tracer waking on the
+// guest's CPU before the guest got to its call: open1 0.7x when pinned,
+// under load), long ones the signal storm (sigio 1.9x main).
+// installWait bounds the whole wait; the serving threads then serve the
+// call, as any other. (The tracer thread's timer slack is made small for
+// a slice to mean anything: Linux's default of 50 us would double
+// signalSlice.)
 const (
-	installSlice = 50 * time.Microsecond
-	installWait  = 2 * time.Millisecond
+	installSlice = time.Millisecond
+	signalSlice  = 50 * time.Microsecond
+	signalsFor   = 100 * time.Millisecond
+	installWait  = 3 * time.Millisecond
 )
 
 // BeginInstall is called by the tracer thread before it continues a
@@ -325,6 +337,9 @@ func (s *server) ServeInstall(tid int32, stopped func() bool) {
 	var resp seccompNotifResp
 	var args platform.SyscallArgs
 	slice := installSlice
+	if time.Now().UnixNano() < s.signalsUntil.Load() {
+		slice = signalSlice
+	}
 	for waited := time.Duration(0); waited < installWait; {
 		ts := unix.NsecToTimespec(slice.Nanoseconds())
 		fds := [1]unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}}
@@ -345,7 +360,7 @@ func (s *server) ServeInstall(tid int32, stopped func() bool) {
 			// not get a CPU yet should not have the tracer waking
 			// on its CPU every few microseconds meanwhile.
 			waited += slice
-			slice = min(2*slice, installWait/4)
+			slice = min(2*slice, installWait-waited)
 			continue
 		}
 		if !s.recv(&req) {
