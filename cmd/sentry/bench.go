@@ -31,6 +31,14 @@ import (
 //go:embed testdata/bench/workload.c
 var workloadSrc []byte
 
+// floorSrc is the C floor supervisor (issue #16): the least a supervisor
+// can do per trapped call (one stop or one notification; fstat from a
+// cache; open and close observed and let run). Its columns say how far
+// each platform is from what its mechanism allows.
+//
+//go:embed testdata/bench/floor.c
+var floorSrc []byte
+
 // benchCFlags are part of the cache key: a binary built with other flags is
 // another binary.
 var benchCFlags = []string{"-O2", "-Wall"}
@@ -82,7 +90,9 @@ proot when they are installed, and prints each one's median ops/s. Runs
 interleave (native, stock, patched, peers; then the next repeat) so drift
 over time does not bias the ratios.
 
-Workloads: %s.
+Workloads: %s (all of these: --workload all, the default);
+%s (shell scripts, timed as a whole, run only when named; their output
+in the sandbox must be the native one byte for byte).
 
 Exit status: 0 ok, 2 usage error, 125 when a run fails.
 
@@ -99,6 +109,7 @@ type benchFlags struct {
 	cpu       int
 	plot      string
 	platforms string
+	files     int
 }
 
 // benchMode is one way of running a workload.
@@ -106,6 +117,9 @@ type benchMode struct {
 	name    string // native, stock, patched, strace, proot
 	variant string // peers: pinned or unpinned; sandbox: the platform
 	sandbox bool   // under "sentry run": works in benchGuestDir, has counters
+	// ownTmp: another sandbox (runsc), whose /tmp is its own file system
+	// in memory: it works in benchGuestDir too, but has no counters.
+	ownTmp bool
 	// argv is the command line that runs guest (the workload program and
 	// its arguments); stats is the --stats-json file of a sandbox run.
 	argv func(stats string, guest []string) []string
@@ -163,20 +177,32 @@ type benchPlatformResult struct {
 	Patched          *benchModeResult `json:"patched"`
 	PatchedPerStock  float64          `json:"patched_per_stock"`
 	PatchedPerNative float64          `json:"patched_per_native"`
+	// PatchedPerFloor is patched over the C floor of this platform, in
+	// the floor's variant that matches the sentry's pinning (pinned with
+	// --cpu >= 0, unpinned with -1); 0 when the floor was not measured.
+	PatchedPerFloor float64 `json:"patched_per_floor,omitempty"`
+	FloorVariant    string  `json:"floor_variant,omitempty"`
+	// PatchedPerRunsc is patched over gVisor's runsc (systrap) floating
+	// (unpinned), its best case on more than one CPU; 0 without runsc.
+	PatchedPerRunsc float64 `json:"patched_per_runsc,omitempty"`
 }
 
 // benchReport is the --json document.
 type benchReport struct {
-	CPU        int                    `json:"cpu"`
-	PeerCPU    int                    `json:"peer_cpu"`
-	Threads    int                    `json:"threads"`
-	DurationNS int64                  `json:"duration_ns"`
-	Repeats    int                    `json:"repeats"`
-	Kernel     string                 `json:"kernel"`
-	NumCPU     int                    `json:"num_cpu"`
-	Peers      []string               `json:"peers"`
-	Platforms  []string               `json:"platforms"`
-	Workloads  []*benchWorkloadResult `json:"workloads"`
+	CPU        int      `json:"cpu"`
+	PeerCPU    int      `json:"peer_cpu"`
+	Threads    int      `json:"threads"`
+	DurationNS int64    `json:"duration_ns"`
+	Repeats    int      `json:"repeats"`
+	Kernel     string   `json:"kernel"`
+	NumCPU     int      `json:"num_cpu"`
+	Peers      []string `json:"peers"`
+	// Omitted says why a yardstick has no column (no gcc, no runsc on
+	// PATH, more than one thread for the floor), by peer name.
+	Omitted   map[string]string      `json:"omitted,omitempty"`
+	Platforms []string               `json:"platforms"`
+	Workloads []*benchWorkloadResult `json:"workloads"`
+	Shell     []*benchShellResult    `json:"shell,omitempty"`
 }
 
 func benchMain(args []string) int {
@@ -186,6 +212,10 @@ func benchMain(args []string) int {
 	for i, w := range benchWorkloads {
 		names[i] = w.name
 	}
+	var shellNames []string
+	for _, w := range benchShellWorkloads {
+		shellNames = append(shellNames, w.name)
+	}
 	fs.StringVar(&f.workloads, "workload", "all", "comma-separated `LIST` of workloads to run, or all")
 	fs.DurationVar(&f.duration, "duration", 500*time.Millisecond, "how long each run loops (the default keeps all workloads, both platforms and both peers under 2 minutes)")
 	fs.IntVar(&f.repeats, "repeats", 3, "runs of each workload in each mode; the report shows medians")
@@ -193,9 +223,10 @@ func benchMain(args []string) int {
 	fs.BoolVar(&f.json, "json", false, "print one JSON document with every number instead of tables")
 	fs.StringVar(&f.plot, "plot", "", "also draw ops/s per workload and mode into `FILE` (.svg, .png or .pdf)")
 	fs.StringVar(&f.platforms, "platform", "ptrace,unotify", "comma-separated `LIST` of sandbox platforms to measure (ptrace, unotify); the first fills the stock and patched columns, the others get columns of their own")
+	fs.IntVar(&f.files, "files", 10000, "how many files the smallfiles workload makes")
 	fs.IntVar(&f.cpu, "cpu", 0, "passed to \"sentry run --cpu\": the CPU the tracer and guest are pinned to; -1 leaves them unpinned. Peers' pinned runs use it too (CPU 0 when -1)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), benchUsage, strings.Join(names, ", "))
+		fmt.Fprintf(fs.Output(), benchUsage, strings.Join(names, ", "), strings.Join(shellNames, ", "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -211,7 +242,7 @@ func benchMain(args []string) int {
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
-	workloads, err := parseWorkloads(f.workloads, names)
+	workloads, err := parseWorkloads(f.workloads, names, shellNames)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -228,6 +259,8 @@ func benchMain(args []string) int {
 		return usageErr("--threads %d: want 1 to 1024", f.threads)
 	case f.cpu < -1:
 		return usageErr("--cpu %d: want a CPU number or -1", f.cpu)
+	case f.files < 1 || f.files > 1000000:
+		return usageErr("--files %d: want 1 to 1000000", f.files)
 	}
 	if err := bench(&f, workloads, platforms); err != nil {
 		fmt.Fprintf(os.Stderr, "sentry bench: %v\n", err)
@@ -251,21 +284,23 @@ func parsePlatforms(list string) ([]string, error) {
 	return out, nil
 }
 
-// parseWorkloads turns the --workload list into names, in report order.
-func parseWorkloads(list string, known []string) ([]string, error) {
+// parseWorkloads turns the --workload list into names, in report order;
+// "all" is every loop, the shell workloads run only when named.
+func parseWorkloads(list string, known, shell []string) ([]string, error) {
 	if list == "all" {
 		return known, nil
 	}
+	all := append(append([]string(nil), known...), shell...)
 	want := map[string]bool{}
 	for _, w := range strings.Split(list, ",") {
 		w = strings.TrimSpace(w)
-		if !contains(known, w) {
-			return nil, fmt.Errorf("--workload: unknown workload %q (have %s)", w, strings.Join(known, ", "))
+		if !contains(all, w) {
+			return nil, fmt.Errorf("--workload: unknown workload %q (have %s)", w, strings.Join(all, ", "))
 		}
 		want[w] = true
 	}
 	var out []string
-	for _, w := range known {
+	for _, w := range all {
 		if want[w] {
 			out = append(out, w)
 		}
@@ -301,7 +336,10 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 	if peerCPU < 0 {
 		peerCPU = 0
 	}
-	modes, peers := benchModes(self, f.cpu, peerCPU, platforms)
+	modes, peers, omitted := benchModes(self, f.cpu, peerCPU, platforms, f.threads)
+	for _, name := range sortedKeys(omitted) {
+		fmt.Fprintf(os.Stderr, "sentry bench: no %s column: %s\n", name, omitted[name])
+	}
 	rep := &benchReport{
 		CPU:        f.cpu,
 		PeerCPU:    peerCPU,
@@ -311,17 +349,28 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 		Kernel:     kernelRelease(),
 		NumCPU:     runtime.NumCPU(),
 		Peers:      peers,
+		Omitted:    omitted,
 		Platforms:  platforms,
 	}
 
-	total := len(workloads) * len(modes) * f.repeats
+	var loops, shells []string
+	for _, w := range workloads {
+		if contains(names(benchWorkloads), w) {
+			loops = append(loops, w)
+		} else {
+			shells = append(shells, w)
+		}
+	}
+	total := len(loops) * len(modes) * f.repeats
 	est := time.Duration(total) * (f.duration + benchRunOverhead)
-	fmt.Fprintf(os.Stderr, "sentry bench: %d workloads x %d modes x %d repeats of %v: about %v\n",
-		len(workloads), len(modes), f.repeats, f.duration, est.Round(100*time.Millisecond))
+	if len(loops) > 0 {
+		fmt.Fprintf(os.Stderr, "sentry bench: %d workloads x %d modes x %d repeats of %v: about %v\n",
+			len(loops), len(modes), f.repeats, f.duration, est.Round(100*time.Millisecond))
+	}
 	progress := newProgress(os.Stderr)
 	defer progress.done()
 
-	for _, w := range workloads {
+	for _, w := range loops {
 		results := make([]*benchModeResult, len(modes))
 		for r := 0; r < f.repeats; r++ {
 			for i, m := range modes {
@@ -372,18 +421,35 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 				}
 			}
 		}
-		for _, pr := range wr.Platforms {
+		for p, pr := range wr.Platforms {
 			pr.PatchedPerStock = ratio(pr.Patched.MedianOpsPerSec, pr.Stock.MedianOpsPerSec)
 			pr.PatchedPerNative = ratio(pr.Patched.MedianOpsPerSec, wr.Native.MedianOpsPerSec)
+			if v, res := matchingVariant(wr.Peers["floor-"+p], f.cpu >= 0); res != nil {
+				pr.FloorVariant = v
+				pr.PatchedPerFloor = ratio(pr.Patched.MedianOpsPerSec, res.MedianOpsPerSec)
+			}
+			if _, res := matchingVariant(wr.Peers["runsc"], false); res != nil {
+				pr.PatchedPerRunsc = ratio(pr.Patched.MedianOpsPerSec, res.MedianOpsPerSec)
+			}
 		}
 		first := wr.Platforms[platforms[0]]
 		wr.Stock, wr.Patched = first.Stock, first.Patched
 		wr.PatchedPerStock, wr.PatchedPerNative = first.PatchedPerStock, first.PatchedPerNative
 		rep.Workloads = append(rep.Workloads, wr)
 	}
+	for _, sw := range benchShellWorkloads {
+		if !contains(shells, sw.name) {
+			continue
+		}
+		sr, err := benchShell(f, sw.name, sw.script, shellModes(modes), tmp, progress)
+		if err != nil {
+			return err
+		}
+		rep.Shell = append(rep.Shell, sr)
+	}
 	progress.done()
 
-	if f.plot != "" {
+	if f.plot != "" && len(rep.Workloads) > 0 {
 		if err := plotBenchReport(rep, f.plot); err != nil {
 			return err
 		}
@@ -396,13 +462,50 @@ func bench(f *benchFlags, workloads, platforms []string) error {
 		_, err = os.Stdout.Write(append(data, '\n'))
 		return err
 	}
-	printBenchReport(os.Stdout, rep)
+	if len(rep.Workloads) > 0 {
+		printBenchReport(os.Stdout, rep)
+	}
+	printShellReport(os.Stdout, rep)
 	return nil
 }
 
-// benchModes lists the modes in the order each repeat runs them, and the
-// peer tools found.
-func benchModes(self string, cpu, peerCPU int, platforms []string) ([]benchMode, []string) {
+// names lists the names of workloads.
+func names(ws []struct{ name, what string }) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.name
+	}
+	return out
+}
+
+// matchingVariant picks a peer's pinned or unpinned result, falling back to
+// the other when only one was measured (no taskset).
+func matchingVariant(p *benchPeerResult, pinned bool) (string, *benchModeResult) {
+	if p == nil {
+		return "", nil
+	}
+	want, other := "unpinned", "pinned"
+	if pinned {
+		want, other = other, want
+	}
+	if r := p.Variants[want]; r != nil {
+		return want, r
+	}
+	return other, p.Variants[other]
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// benchModes lists the modes in the order each repeat runs them, the peer
+// tools found, and why the yardsticks not measured are not.
+func benchModes(self string, cpu, peerCPU int, platforms []string, threads int) ([]benchMode, []string, map[string]string) {
 	sentryRun := func(platform string, extra ...string) func(string, []string) []string {
 		return func(stats string, guest []string) []string {
 			argv := []string{self, "run", "--platform", platform, "--cpu", strconv.Itoa(cpu), "--stats-json", stats}
@@ -420,18 +523,39 @@ func benchModes(self string, cpu, peerCPU int, platforms []string) ([]benchMode,
 	}
 
 	var peers []string
+	omitted := map[string]string{}
 	taskset, _ := exec.LookPath("taskset")
-	addPeer := func(name string, cmd []string) {
+	addPeer := func(name string, ownTmp bool, cmd []string) {
 		peers = append(peers, name)
 		if taskset != "" {
 			pinned := append([]string{taskset, "-c", strconv.Itoa(peerCPU)}, cmd...)
-			modes = append(modes, benchMode{name: name, variant: "pinned", argv: func(_ string, guest []string) []string {
+			modes = append(modes, benchMode{name: name, variant: "pinned", ownTmp: ownTmp, argv: func(_ string, guest []string) []string {
 				return append(append([]string(nil), pinned...), guest...)
 			}})
 		}
-		modes = append(modes, benchMode{name: name, variant: "unpinned", argv: func(_ string, guest []string) []string {
+		modes = append(modes, benchMode{name: name, variant: "unpinned", ownTmp: ownTmp, argv: func(_ string, guest []string) []string {
 			return append(append([]string(nil), cmd...), guest...)
 		}})
+	}
+	// The C floor of each platform measured: the floor traces the
+	// first process only, so it cannot run the forked copies of
+	// --threads > 1.
+	if threads > 1 {
+		omitted["floor"] = fmt.Sprintf("the C floor traces one process, --threads %d forks %d", threads, threads)
+	} else if floor, err := buildBenchC("floor", floorSrc); err != nil {
+		omitted["floor"] = err.Error()
+	} else {
+		for _, p := range platforms {
+			addPeer("floor-"+p, false, []string{floor, p})
+		}
+	}
+	// gVisor's runsc as issue #16 measures it. Its /tmp is its own
+	// (an overlay in the sandbox's memory), so it works there, as the
+	// sentry does in its tmpfs.
+	if runsc, err := exec.LookPath("runsc"); err == nil {
+		addPeer("runsc", true, []string{runsc, "--network=none", "--platform=systrap", "do"})
+	} else {
+		omitted["runsc"] = "runsc is not on PATH"
 	}
 	if strace, err := exec.LookPath("strace"); err == nil {
 		// strace traps what the sentry traps, so both pay for the same
@@ -442,13 +566,13 @@ func benchModes(self string, cpu, peerCPU int, platforms []string) ([]benchMode,
 		for i, n := range names {
 			names[i] = "?" + n
 		}
-		addPeer("strace", []string{strace, "-f", "--seccomp-bpf", "-qq", "-o", "/dev/null",
+		addPeer("strace", false, []string{strace, "-f", "--seccomp-bpf", "-qq", "-o", "/dev/null",
 			"-e", "trace=" + strings.Join(names, ","), "--"})
 	}
 	if proot, err := exec.LookPath("proot"); err == nil {
-		addPeer("proot", []string{proot}) // proot has no "--"; its options end at the program
+		addPeer("proot", false, []string{proot}) // proot has no "--"; its options end at the program
 	}
-	return modes, peers
+	return modes, peers, omitted
 }
 
 // trappedSyscallNames lists the syscalls the sentry's seccomp filter traps:
@@ -467,7 +591,7 @@ func trappedSyscallNames() []string {
 // sandbox's counters (nil outside the sandbox) and the command line.
 func benchOnce(m benchMode, prog, w, tmp string, f *benchFlags) (benchRun, map[string]uint64, []string, error) {
 	dir := benchGuestDir
-	if !m.sandbox {
+	if !m.sandbox && !m.ownTmp {
 		// A fresh directory per run, so no run sees another's files.
 		d, err := os.MkdirTemp(benchHostTmpfs, "sentry-bench-")
 		if err != nil {
@@ -563,12 +687,23 @@ func ratio(a, b float64) float64 {
 // buildWorkload compiles the embedded workload.c into the cache, once per
 // version of the source and flags, and returns the binary's path.
 func buildWorkload() (string, error) {
+	bin, err := buildBenchC("workload", workloadSrc)
+	if err != nil {
+		return "", fmt.Errorf("the workloads are C: %w", err)
+	}
+	return bin, nil
+}
+
+// buildBenchC compiles the C program src (named name in the cache) with
+// benchCFlags, once per version of the source and flags, and returns the
+// binary's path.
+func buildBenchC(name string, src []byte) (string, error) {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		return "", fmt.Errorf("the workloads are C and need gcc: %w", err)
+		return "", fmt.Errorf("%s needs gcc: %w", name, err)
 	}
 	h := sha256.New()
-	h.Write(workloadSrc)
+	h.Write(src)
 	for _, fl := range benchCFlags {
 		h.Write([]byte{0})
 		h.Write([]byte(fl))
@@ -578,25 +713,25 @@ func buildWorkload() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "workload-"+key)
+	bin := filepath.Join(dir, name+"-"+key)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	src := bin + ".c"
-	if err := os.WriteFile(src, workloadSrc, 0o644); err != nil {
-		return "", fmt.Errorf("writing the workload source: %w", err)
+	srcFile := bin + ".c"
+	if err := os.WriteFile(srcFile, src, 0o644); err != nil {
+		return "", fmt.Errorf("writing the %s source: %w", name, err)
 	}
 	// Build under a private name and rename, so a concurrent bench never
 	// runs a half-written binary.
 	tmpBin := fmt.Sprintf("%s.tmp%d", bin, os.Getpid())
-	args := append(append([]string(nil), benchCFlags...), "-o", tmpBin, src)
+	args := append(append([]string(nil), benchCFlags...), "-o", tmpBin, srcFile)
 	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		os.Remove(tmpBin)
 		return "", fmt.Errorf("gcc %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	if err := os.Rename(tmpBin, bin); err != nil {
 		os.Remove(tmpBin)
-		return "", fmt.Errorf("installing the workload binary: %w", err)
+		return "", fmt.Errorf("installing the %s binary: %w", name, err)
 	}
 	return bin, nil
 }
@@ -711,6 +846,7 @@ func printBenchReport(w io.Writer, rep *benchReport) {
 		rows = append(rows, row)
 	}
 	printTable(w, rows)
+	printYardsticks(w, rep)
 
 	fmt.Fprintf(w, "\ncounters of the last run (%d thread(s) x %v):\n\n", rep.Threads, time.Duration(rep.DurationNS))
 	rows = [][]string{append([]string{"workload", "mode"}, benchCounters...)}
@@ -736,6 +872,63 @@ func printBenchReport(w io.Writer, rep *benchReport) {
 			}
 		}
 	}
+	printTable(w, rows)
+}
+
+// printYardsticks writes the table of issue #16: each platform against its
+// C floor and against gVisor's runsc, pinned / floating, ratios to native.
+// A yardstick not measured is left out, as the notes above the tables say.
+func printYardsticks(w io.Writer, rep *benchReport) {
+	have := func(name string) bool { return contains(rep.Peers, name) }
+	hdr := []string{"workload", "native ops/s"}
+	for _, p := range rep.Platforms {
+		hdr = append(hdr, p+" ops/s", p+"/native")
+		if have("floor-" + p) {
+			hdr = append(hdr, "floor "+p+" pinned / floating", "floor "+p+"/native", p+"/floor")
+		}
+	}
+	if have("runsc") {
+		hdr = append(hdr, "runsc pinned / floating", "runsc/native")
+		for _, p := range rep.Platforms {
+			hdr = append(hdr, p+"/runsc floating")
+		}
+	}
+	if len(hdr) == 2+2*len(rep.Platforms) {
+		return // neither floor nor runsc: the table above says it all
+	}
+	variants := func(p *benchPeerResult) string {
+		cell := func(v string) string {
+			if r := p.Variants[v]; r != nil {
+				return fmtRate(r.MedianOpsPerSec)
+			}
+			return "-"
+		}
+		return cell("pinned") + " / " + cell("unpinned")
+	}
+	rows := [][]string{hdr}
+	for _, wr := range rep.Workloads {
+		native := wr.Native.MedianOpsPerSec
+		row := []string{wr.Workload, fmtRate(native)}
+		for _, p := range rep.Platforms {
+			pr := wr.Platforms[p]
+			row = append(row, fmtRate(pr.Patched.MedianOpsPerSec), fmt.Sprintf("%.3fx", pr.PatchedPerNative))
+			if fl := wr.Peers["floor-"+p]; fl != nil {
+				_, res := matchingVariant(fl, rep.CPU >= 0)
+				row = append(row, variants(fl), fmt.Sprintf("%.3fx", ratio(res.MedianOpsPerSec, native)),
+					fmt.Sprintf("%.2fx", pr.PatchedPerFloor))
+			}
+		}
+		if rs := wr.Peers["runsc"]; rs != nil {
+			_, res := matchingVariant(rs, false)
+			row = append(row, variants(rs), fmt.Sprintf("%.3fx", ratio(res.MedianOpsPerSec, native)))
+			for _, p := range rep.Platforms {
+				row = append(row, fmt.Sprintf("%.2fx", wr.Platforms[p].PatchedPerRunsc))
+			}
+		}
+		rows = append(rows, row)
+	}
+	fmt.Fprintf(w, "\nagainst the yardsticks (sentry patched; p/floor: the floor %s, as the sentry runs; runsc floating: unpinned):\n\n",
+		map[bool]string{true: "pinned", false: "unpinned"}[rep.CPU >= 0])
 	printTable(w, rows)
 }
 

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBench runs a short "sentry bench" and checks that every mode measured
@@ -68,6 +72,31 @@ func TestBench(t *testing.T) {
 		}
 	}
 
+	// The yardsticks: the C floor of each platform (gcc is here: the
+	// workloads need it too) with its ratio, and runsc exactly when it is
+	// on PATH, else a reason.
+	for _, p := range rep.Platforms {
+		if !contains(rep.Peers, "floor-"+p) {
+			t.Errorf("no floor-%s column (omitted: %q)", p, rep.Omitted["floor"])
+		}
+		for _, w := range rep.Workloads {
+			if pr := w.Platforms[p]; pr.PatchedPerFloor <= 0 || pr.FloorVariant != "pinned" {
+				t.Errorf("%s %s: patched/floor %v against the %q floor, want > 0 against the pinned one",
+					w.Workload, p, pr.PatchedPerFloor, pr.FloorVariant)
+			}
+		}
+	}
+	if _, err := exec.LookPath("runsc"); err != nil {
+		if contains(rep.Peers, "runsc") || rep.Omitted["runsc"] == "" {
+			t.Errorf("runsc is not on PATH, but peers %v, omitted %v", rep.Peers, rep.Omitted)
+		}
+		if !strings.Contains(r.stderr, "no runsc column") {
+			t.Errorf("stderr does not say why runsc is left out:\n%s", r.stderr)
+		}
+	} else if !contains(rep.Peers, "runsc") {
+		t.Errorf("runsc is on PATH but not measured: omitted %v", rep.Omitted)
+	}
+
 	counters := func(w, mode string) map[string]uint64 {
 		t.Helper()
 		res := map[string]*benchModeResult{"stock": byName[w].Stock, "patched": byName[w].Patched}[mode]
@@ -110,6 +139,8 @@ func TestBenchErrors(t *testing.T) {
 		{"--threads", "0"},
 		{"--duration", "0s"},
 		{"--cpu", "-2"},
+		{"--files", "0"},
+		{"--workload", "fstat,nosuch"},
 		{"extra"},
 	} {
 		r := runCmd(t, "", append([]string{sentryBin, "bench"}, args...)...)
@@ -141,5 +172,121 @@ func TestBenchPlot(t *testing.T) {
 	}
 	if !strings.Contains(string(data), "<svg") || !strings.Contains(string(data), "getppid") {
 		t.Fatalf("not an SVG of the report: %.200s", data)
+	}
+}
+
+// TestBenchYardsticks checks the runsc and floor columns appear when their
+// tools are there and are left out, with a reason, when not: a stand-in
+// runsc on PATH (it runs the program as "runsc ... do" would, without a
+// sandbox) gets a column with its ratios; --threads 2 leaves out the
+// floor, which traces a single process.
+func TestBenchYardsticks(t *testing.T) {
+	bin := t.TempDir()
+	fake := "#!/bin/sh\nwhile [ \"$1\" != do ]; do shift; done\nshift\nexec \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "runsc"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	r := runCmd(t, "", sentryBin, "bench", "--workload", "fstat", "--platform", "unotify",
+		"--duration", "50ms", "--repeats", "1", "--threads", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"runsc pinned / floating", "runsc/native", "unotify/runsc floating"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no %q column with a runsc on PATH:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "floor unotify") || !strings.Contains(r.stderr, "no floor column") {
+		t.Errorf("--threads 2: the floor must be left out with a reason\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "no runsc column") {
+		t.Errorf("runsc on PATH, yet stderr says it is left out:\n%s", r.stderr)
+	}
+}
+
+// BenchmarkLoops is "sentry bench" for "go test -bench": each loop natively,
+// under the sentry on each platform (patched, pinned to CPU 0) and under the
+// C floor of each platform (pinned), one 200ms run per iteration. ns/op is
+// the guest's time per loop operation and ops/s its rate, averaged over
+// the iterations (the wall time of an iteration is the run's set duration,
+// so the default ns/op would say nothing).
+func BenchmarkLoops(b *testing.B) {
+	prog, err := buildWorkload()
+	if err != nil {
+		b.Skip(err)
+	}
+	modes, _, _ := benchModes(sentryBin, 0, 0, []string{"ptrace", "unotify"}, 1)
+	f := &benchFlags{duration: 200 * time.Millisecond, threads: 1}
+	for _, w := range []string{"open1", "fstat", "fstatat_empty", "stat", "getppid"} {
+		for _, m := range modes {
+			name := m.name
+			switch {
+			case m.name == "native":
+			case m.name == "patched", strings.HasPrefix(m.name, "floor-") && m.variant == "pinned":
+				name += "-" + m.variant
+			default:
+				continue
+			}
+			b.Run(w+"/"+name, func(b *testing.B) {
+				var ops, ns int64
+				for i := 0; i < b.N; i++ {
+					res, _, _, err := benchOnce(m, prog, w, b.TempDir(), f)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ops += res.Ops
+					ns += res.NS
+				}
+				b.ReportMetric(float64(ns)/float64(ops), "ns/op")
+				b.ReportMetric(float64(ops)*1e9/float64(ns), "ops/s")
+			})
+		}
+	}
+}
+
+// TestBenchSmallfiles runs the small-file shell workload with few files
+// natively and on both platforms and checks every run printed the same
+// bytes (each run's hash, not only bench's own check) and that the script
+// got to its end with the trees equal.
+func TestBenchSmallfiles(t *testing.T) {
+	r := runCmd(t, "", sentryBin, "bench", "--workload", "smallfiles", "--files", "250", "--repeats", "2", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	var rep benchReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("parsing --json output: %v\n%s", err, r.stdout)
+	}
+	if len(rep.Shell) != 1 || rep.Shell[0].Workload != "smallfiles" || rep.Shell[0].Files != 250 {
+		t.Fatalf("shell results %+v, want smallfiles with 250 files", rep.Shell)
+	}
+	sr := rep.Shell[0]
+	for _, want := range []string{"\nsame\n", "\ndone\n"} {
+		if !strings.Contains(sr.Output, want) {
+			t.Errorf("output lacks %q:\n%s", want, sr.Output)
+		}
+	}
+	sum := sha256.Sum256([]byte(sr.Output))
+	want := hex.EncodeToString(sum[:])
+	for _, mode := range []string{"native", "ptrace", "unotify"} {
+		tr := sr.Modes[mode]
+		if tr == nil {
+			t.Errorf("no %s runs", mode)
+			continue
+		}
+		if len(tr.RunsNS) != 2 || len(tr.OutputSHA256) != 2 || tr.MedianNS <= 0 || tr.PerNative <= 0 {
+			t.Errorf("%s: runs %v, hashes %v, median %d, per native %v", mode, tr.RunsNS, tr.OutputSHA256, tr.MedianNS, tr.PerNative)
+		}
+		for i, h := range tr.OutputSHA256 {
+			if h != want {
+				t.Errorf("%s run %d printed other bytes than native (sha256 %s, native %s)", mode, i, h, want)
+			}
+		}
+		for _, p := range []string{"create", "find-xargs-sort", "cp-a", "mv", "compare", "rm-rf"} {
+			if tr.PhasesNS[p] <= 0 {
+				t.Errorf("%s: phase %s took %dns", mode, p, tr.PhasesNS[p])
+			}
+		}
 	}
 }

@@ -440,3 +440,20 @@ func TestContainPathRace(t *testing.T) {
 		checkHostTmp(t, tok)
 	})
 }
+
+// TestContainInstallCall: the guest makes the sentry's install call
+// (platform.SysInstallFD) itself. Alone, it gets ENOSYS at once (on ptrace
+// the tracer serves the install calls it makes and the serving threads
+// only watch the listener: a guest's own must still be answered); while
+// two threads open tmpfs files, every guest install call gets ENOSYS and
+// every open its own file (the tracer, receiving for its own install,
+// meets the guest's and must answer each for the thread that made it).
+func TestContainInstallCall(t *testing.T) {
+	bin := buildCThreads(t, "installcall")
+	if r := sandboxedWithin(t, 30*time.Second, bin, "single", "/tmp"); r.code != 0 || r.stdout != "-1 ENOSYS\n" {
+		t.Errorf("single: exit %d, stdout %q, want \"-1 ENOSYS\"\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := sandboxedWithin(t, 60*time.Second, bin, "race", "/tmp"); r.code != 0 || r.stdout != "ok\n" {
+		t.Errorf("race: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -79,6 +81,10 @@ type tracer struct {
 	// Supervisor interface would allocate on each trap.
 	args  platform.SyscallArgs
 	stats *platform.Stats
+	// srv is the notification server once it runs, when the tracer
+	// serves its own install calls (the ptrace platform: the install call
+	// is the only one notified).
+	srv atomic.Pointer[unotify.Server]
 }
 
 // Run starts the guest under the tracer, serves its stops on this platform
@@ -111,6 +117,10 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 			return 0, fmt.Errorf("pin tracer to CPU %d: %w", cfg.CPU, err)
 		}
 	}
+	// The tracer waits for its install calls in slices of a few
+	// microseconds (unotify.Server.ServeInstall); the default timer
+	// slack (50 us) would stretch each.
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 	// A guest process the tracer does not see (one that escaped being
 	// traced, or whose tracer link broke) is still the sentry's
 	// descendant; as a subreaper the sentry inherits it when its parent
@@ -150,7 +160,13 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 			servers <- nil
 			return
 		}
-		srv := unotify.Start(listener, mountNS, sup, cfg.CPU, cfg.Stats)
+		// On the ptrace platform the install call is the only notified
+		// one: the tracer, which makes it, serves it.
+		watching := len(cfg.Spec.Notify) == 0
+		srv := unotify.Start(listener, mountNS, sup, cfg.CPU, cfg.Stats, watching)
+		if watching {
+			t.srv.Store(srv)
+		}
 		// Only now: a guest call made before the server gave the
 		// supervisor its injector would find none.
 		if err := g.Release(); err != nil {
@@ -267,7 +283,9 @@ func (t *tracer) stopped(tid int32, ws unix.WaitStatus) {
 	case sig == syscallExitStop:
 		t.syscallExit(tid, th)
 	case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_SECCOMP:
-		t.syscallEnter(tid, th)
+		if srv := t.syscallEnter(tid, th); srv != nil {
+			srv.ServeInstall(tid, stopPending)
+		}
 	case sig == unix.SIGTRAP && (event == unix.PTRACE_EVENT_CLONE || event == unix.PTRACE_EVENT_FORK || event == unix.PTRACE_EVENT_VFORK):
 		t.newTask(tid, event)
 		resume(tid, th, 0)
@@ -327,9 +345,24 @@ func (t *tracer) signalStop(tid int32, th *thread, sig int) {
 			restart := -int64(platform.ERESTARTNOINTR)
 			regs.Rax = uint64(restart)
 			setRegs(tid, regs)
+			// An install call the signal withdrew is made again
+			// after the handler, which may take any time: a serving
+			// thread receives it.
+			if srv := t.srv.Load(); regs.Orig_rax == platform.SysInstallFD && srv != nil {
+				srv.Expect()
+			}
 		}
 	}
 	resume(tid, th, sig)
+}
+
+// stopPending reports whether a guest thread has a stop or an exit for the
+// tracer to wait for (waitid WNOWAIT: it stays to be waited for).
+func stopPending() bool {
+	var info [128]byte // siginfo_t; si_pid at offset 16
+	_, _, e := unix.RawSyscall6(unix.SYS_WAITID, unix.P_ALL, 0, uintptr(unsafe.Pointer(&info[0])),
+		unix.WEXITED|unix.WSTOPPED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, 0, 0)
+	return e != 0 || *(*int32)(unsafe.Pointer(&info[16])) != 0
 }
 
 func (t *tracer) newTask(parent int32, event int) {
@@ -354,12 +387,15 @@ func (t *tracer) newTask(parent int32, event int) {
 }
 
 // syscallEnter serves a seccomp stop: one register read, at most one write.
-func (t *tracer) syscallEnter(tid int32, th *thread) {
+// When it continued the thread into the install call with the right to
+// receive it (unotify.Server.BeginInstall), it returns the server, whose
+// ServeInstall must follow.
+func (t *tracer) syscallEnter(tid int32, th *thread) (installer *unotify.Server) {
 	start := t.stats.Start()
 	regs := &t.regs
 	if getRegs(tid, regs) != 0 {
 		// The thread died under us (SIGKILL); its exit comes next.
-		return
+		return nil
 	}
 	t.args = platform.SyscallArgs{uintptr(regs.Rdi), uintptr(regs.Rsi), uintptr(regs.Rdx),
 		uintptr(regs.R10), uintptr(regs.R8), uintptr(regs.R9)}
@@ -387,6 +423,11 @@ func (t *tracer) syscallEnter(tid int32, th *thread) {
 		// argument registers are the guest's own.
 		regs.Orig_rax = platform.SysInstallFD
 		setRegs(tid, regs)
+		// The tracer receives the install call itself when it can:
+		// one thread fewer to wake per open.
+		if srv := t.srv.Load(); srv != nil && srv.BeginInstall() {
+			installer = srv
+		}
 		cont(tid, 0)
 	case platform.Rewrite:
 		if !chained {
@@ -402,6 +443,7 @@ func (t *tracer) syscallEnter(tid int32, th *thread) {
 		th.inRewrite = true
 		contSyscall(tid)
 	}
+	return installer
 }
 
 // syscallExit completes a rewrite: the supervisor sees the host's result and

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -81,6 +82,20 @@ type server struct {
 	threads atomic.Int32
 	busy    atomic.Int32
 	stopped atomic.Bool
+	// watching: the tracer receives the install calls it makes itself
+	// (ServeInstall), so the serving threads do not wait in RECV, where
+	// they would take every notification first (the kernel hands a
+	// notification to the longest waiter in RECV); they wait in poll and
+	// serve only what nobody else receives (see watch).
+	watching bool
+	// eagerUntil (UnixNano) is set when the tracer gave up an install
+	// call it had continued a thread into (a signal withdrew it, or it
+	// did not come in time): until then a watching thread receives
+	// without its pause, as the tracer will not.
+	eagerUntil atomic.Int64
+	// signalsUntil (UnixNano): signals withdrew install calls lately,
+	// so the tracer waits for its install calls in short slices.
+	signalsUntil atomic.Int64
 }
 
 // Server answers the notifications of one listener.
@@ -89,9 +104,12 @@ type Server = server
 // Start serves listener (the sentry's own copy, which the Server closes
 // at Stop, as mountNS) for sup, its serving threads in mount namespace
 // mountNS (-1: the sentry's); cpu >= 0 pins them; stats, if set, gets
-// the time the guest waited for the sentry.
-func Start(listener, mountNS int, sup platform.NotifySupervisor, cpu int, stats *platform.Stats) *Server {
-	s := &server{sup: sup, cpu: cpu, stats: stats, mountNS: mountNS}
+// the time the guest waited for the sentry. With watching, the only
+// notified call is the install call and the tracer serves the ones it
+// makes (BeginInstall, ServeInstall); the serving threads serve the rest
+// (a guest's own, one the tracer gave up on).
+func Start(listener, mountNS int, sup platform.NotifySupervisor, cpu int, stats *platform.Stats, watching bool) *Server {
+	s := &server{sup: sup, cpu: cpu, stats: stats, mountNS: mountNS, watching: watching}
 	// The flags are the ioctl's argument itself, not a pointer to them
 	// (seccomp_notify_set_flags).
 	// Linux before 6.6 refuses it: correct, only slower.
@@ -154,7 +172,7 @@ func (s *server) serve() {
 	var resp seccompNotifResp
 	var args platform.SyscallArgs
 	for {
-		if !s.receive(&req) {
+		if s.watching && !s.watch(&req) || !s.watching && !s.receive(&req) {
 			s.threads.Add(-1)
 			return
 		}
@@ -169,29 +187,191 @@ func (s *server) serve() {
 			// (Blocking) needs another.
 			s.spawn()
 		}
-		args = platform.SyscallArgs{uintptr(req.args[0]), uintptr(req.args[1]), uintptr(req.args[2]),
-			uintptr(req.args[3]), uintptr(req.args[4]), uintptr(req.args[5])}
-		start := s.stats.Start()
-		res := s.sup.SyscallNotify(int32(req.pid), uintptr(req.nr), &args, req.id, uintptr(req.ip))
-		if res.Action != platform.Responded {
-			resp = seccompNotifResp{id: req.id}
-			switch res.Action {
-			case platform.Done:
-				if res.Ret < 0 {
-					resp.error = int32(res.Ret)
-				} else {
-					resp.val = res.Ret
-				}
-			default:
-				resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
-			}
-			// ENOENT: the thread died or was interrupted meanwhile; its
-			// call is restarted or gone, nothing to answer.
-			unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
-		}
-		s.stats.Done(uintptr(req.nr), start, res.Ret, res.Action == platform.Done || res.Action == platform.Responded, true)
+		s.handle(&req, &resp, &args)
 		s.busy.Add(-1)
 	}
+}
+
+// handle serves one received notification and answers it.
+func (s *server) handle(req *seccompNotif, resp *seccompNotifResp, args *platform.SyscallArgs) {
+	*args = platform.SyscallArgs{uintptr(req.args[0]), uintptr(req.args[1]), uintptr(req.args[2]),
+		uintptr(req.args[3]), uintptr(req.args[4]), uintptr(req.args[5])}
+	start := s.stats.Start()
+	res := s.sup.SyscallNotify(int32(req.pid), uintptr(req.nr), args, req.id, uintptr(req.ip))
+	if res.Action != platform.Responded {
+		*resp = seccompNotifResp{id: req.id}
+		switch res.Action {
+		case platform.Done:
+			if res.Ret < 0 {
+				resp.error = int32(res.Ret)
+			} else {
+				resp.val = res.Ret
+			}
+		default:
+			resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+		}
+		// ENOENT: the thread died or was interrupted meanwhile; its
+		// call is restarted or gone, nothing to answer.
+		unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(resp)))
+	}
+	s.stats.Done(uintptr(req.nr), start, res.Ret, res.Action == platform.Done || res.Action == platform.Responded, true)
+}
+
+// watchIdle is how long a watching serving thread waits, once the
+// listener has a notification, before it looks whether the notification is
+// still there for it to receive: each install call wakes every poller,
+// and without the pause the serving thread would cost the guest a context
+// switch per open, and take the tracer's calls from it. A guest's own
+// install call (answered ENOSYS) or one the tracer gave up on waits this
+// much longer.
+const watchIdle = time.Millisecond
+
+// watch waits until a notification is pending that nobody else receives
+// and receives it; false once the listener is gone. RECV cannot block
+// here: it is entered only with recvMu held and a notification pending,
+// and only holders of recvMu receive (the kernel's count of notifications
+// to receive is at least the number pending).
+func (s *server) watch(req *seccompNotif) bool {
+	for {
+		fds := [1]unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}}
+		// The wait blocks: through the scheduler.
+		_, _, e := unix.Syscall(unix.SYS_POLL, uintptr(unsafe.Pointer(&fds[0])), 1, ^uintptr(0))
+		switch {
+		case e == unix.EINTR:
+			continue
+		case e != 0 || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 || s.stopped.Load():
+			// POLLHUP: no guest thread is left to notify.
+			return false
+		}
+		// Leave the notification to the tracer for a while first: it is
+		// almost always the tracer's own install call, and a serving
+		// thread that took recvMu now would often make the tracer leave
+		// its next install call to it (BeginInstall fails), a
+		// millisecond late.
+		eager := time.Now().UnixNano() < s.eagerUntil.Load()
+		if !eager {
+			time.Sleep(watchIdle)
+		}
+		if s.recvMu.TryLock() {
+			got := s.pending() && s.recv(req)
+			s.recvMu.Unlock()
+			if got {
+				return true
+			}
+		}
+		if eager {
+			// The tracer holds recvMu: look again soon.
+			time.Sleep(installSlice)
+		}
+	}
+}
+
+// eagerFor is how long the watching threads receive without their pause
+// after the tracer gave up an install call (Expect).
+const eagerFor = 10 * time.Millisecond
+
+// Expect tells the watching threads that an install call the tracer
+// continued a thread into will come without the tracer waiting for it (a
+// signal withdrew it and it is made again after the handler, or it did not
+// come in time): for a while they receive without their pause.
+func (s *server) Expect() {
+	if s.watching {
+		now := time.Now()
+		s.eagerUntil.Store(now.Add(eagerFor).UnixNano())
+		s.signalsUntil.Store(now.Add(signalsFor).UnixNano())
+	}
+}
+
+// recv receives a notification known to be pending (recvMu held).
+func (s *server) recv(req *seccompNotif) bool {
+	*req = seccompNotif{}
+	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(req)))
+	// ENOENT: the guest thread was interrupted meanwhile.
+	return e == 0
+}
+
+// installSlice is how long the tracer waits for the install call it has
+// just continued a thread into before it asks whether the tracer has
+// something else to do: the thread may never make the call (killed), or a
+// signal may have withdrawn it before it was received (it restarts after
+// the signal's delivery stop, which the tracer must serve: with a 200 us
+// itimer, one install in a few). While signals have lately withdrawn
+// install calls (signalsFor after Expect) the slice is signalSlice:
+// otherwise short slices cost the common case (the tracer waking on the
+// guest's CPU before the guest got to its call: open1 0.7x when pinned,
+// under load), long ones the signal storm (sigio 1.9x main).
+// installWait bounds the whole wait; the serving threads then serve the
+// call, as any other. (The tracer thread's timer slack is made small for
+// a slice to mean anything: Linux's default of 50 us would double
+// signalSlice.)
+const (
+	installSlice = time.Millisecond
+	signalSlice  = 50 * time.Microsecond
+	signalsFor   = 100 * time.Millisecond
+	installWait  = 3 * time.Millisecond
+)
+
+// BeginInstall is called by the tracer thread before it continues a
+// stopped thread into the install call: true if the tracer may receive
+// that call itself (ServeInstall must follow), false if a serving thread
+// is receiving at the moment and will serve it.
+func (s *server) BeginInstall() bool {
+	return s.watching && s.recvMu.TryLock()
+}
+
+// ServeInstall serves, on the calling thread (the tracer's), the install
+// call thread tid was just continued into after BeginInstall: what the
+// serving threads would do, without waking one, and without the tracer
+// and a serving thread handing the guest to each other through the Go
+// scheduler on every open. Other pending notifications met on the way (a
+// guest's own install calls) are served too. It returns once tid's is
+// served, as soon as stopped reports that a guest thread has a state
+// change for the tracer (checked every installSlice without a
+// notification: tid may have been stopped by a signal instead), or after
+// installWait without one (the guest thread did not get a CPU in time, or
+// another thread took its call); the serving threads are then told to
+// receive without their pause (Expect).
+func (s *server) ServeInstall(tid int32, stopped func() bool) {
+	defer s.recvMu.Unlock()
+	var req seccompNotif
+	var resp seccompNotifResp
+	var args platform.SyscallArgs
+	slice := installSlice
+	if time.Now().UnixNano() < s.signalsUntil.Load() {
+		slice = signalSlice
+	}
+	for waited := time.Duration(0); waited < installWait; {
+		ts := unix.NsecToTimespec(slice.Nanoseconds())
+		fds := [1]unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}}
+		// Through the scheduler: the runtime must be able to stop the
+		// world meanwhile.
+		n, _, e := unix.Syscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		switch {
+		case e == unix.EINTR:
+			continue
+		case e != 0 || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0:
+			return
+		case n == 0:
+			if stopped() {
+				s.Expect()
+				return
+			}
+			// Each slice twice the last: a guest thread that did
+			// not get a CPU yet should not have the tracer waking
+			// on its CPU every few microseconds meanwhile.
+			waited += slice
+			slice = min(2*slice, installWait-waited)
+			continue
+		}
+		if !s.recv(&req) {
+			continue
+		}
+		s.handle(&req, &resp, &args)
+		if int32(req.pid) == tid {
+			return
+		}
+	}
+	s.Expect()
 }
 
 // receive waits for the next notification as the leader; false once the
