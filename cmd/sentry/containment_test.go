@@ -39,7 +39,7 @@ func asUsers(t *testing.T, fn func(t *testing.T, u guestUser)) {
 		t.Run(u.name, func(t *testing.T) {
 			if u.argv != nil {
 				if _, err := exec.LookPath("setpriv"); err != nil {
-					t.Skip("setpriv not installed (needs util-linux)")
+					t.Skip("skipped: the non-root guest runs under setpriv, which is not installed (Debian's util-linux; .ci/install installs it), so nothing is tested as nobody here")
 				}
 			}
 			fn(t, u)
@@ -295,7 +295,7 @@ func TestContainMountNamespace(t *testing.T) {
 // own backing file, is still bound to it, and never unlinks a node.
 func TestContainLoopDevice(t *testing.T) {
 	if _, err := exec.LookPath("losetup"); err != nil {
-		t.Skip("losetup not installed (needs util-linux)")
+		t.Skip("skipped: losetup, which picks the free loop device the guest binds, is not installed (Debian's util-linux; .ci/install installs it)")
 	}
 	out, err := exec.Command("losetup", "-f").Output()
 	dev := strings.TrimSpace(string(out))

@@ -23,11 +23,11 @@ func credsProbe(t *testing.T, wrap, arg string) string {
 func requireCredsTools(t *testing.T) {
 	for _, tool := range []string{"setpriv", "/usr/bin/python3"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
+			t.Skipf("skipped: %s, which runs the probe as other users, is not installed (.ci/install installs it)", tool)
 		}
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("the probe makes files for other users: needs root")
+		t.Skip("skipped: the probe chowns files to other users and runs guests as them, which needs root (CI runs as root)")
 	}
 }
 

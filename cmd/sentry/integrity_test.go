@@ -300,3 +300,25 @@ func TestSignalsInterruptBlockedCalls(t *testing.T) {
 		t.Fatalf("sandbox: exit %d\n%s%s\nnative:\n%s", r.code, r.stdout, r.stderr, native.stdout)
 	}
 }
+
+// TestInterruptedFIFOOpensBounded: a hostile guest interrupts 200 blocked
+// FIFO opens with a signal, each leaving an open behind in the sentry
+// (which serves a restarted call). Every open fails with EINTR as on
+// Linux, a FIFO still works after, and the sandbox ends: the opens left
+// behind are bounded (64) and released with the guest.
+func TestInterruptedFIFOOpensBounded(t *testing.T) {
+	probe := testdataPath(t, "fifoflood.py")
+	shm, err := os.MkdirTemp("/dev/shm", "sentry-fifoflood-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(shm)
+	native := runCmd(t, "", python, probe, shm)
+	if native.code != 0 || native.stdout != "interrupted 200\nread x\n" {
+		t.Fatalf("native: %+v", native)
+	}
+	r := sandboxedWithin(t, 120*time.Second, python, probe, "/tmp")
+	if r.code != 0 || r.stdout != native.stdout {
+		t.Fatalf("sandbox: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
