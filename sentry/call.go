@@ -1,6 +1,8 @@
 package sentry
 
 import (
+	"runtime"
+
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
@@ -354,6 +356,11 @@ func (c *Call) OpenBlocking(key string, open func() (int, error), cancel func(),
 	op := &blockedOp{cancel: cancel, key: key, waiting: true, waiter: id, cloexec: cloexec}
 	blocked.add(tid, op)
 	go func() {
+		// finish installs from this goroutine, whose thread must block
+		// signals (platform.Injector.InstallFD); it ends with the
+		// goroutine.
+		runtime.LockOSThread()
+		platform.BlockSignals()
 		fd, err := open()
 		op.finish(inj, fd, err)
 		blocked.remove(tid, op)

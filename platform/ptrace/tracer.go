@@ -117,10 +117,6 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 			return 0, fmt.Errorf("pin tracer to CPU %d: %w", cfg.CPU, err)
 		}
 	}
-	// The tracer waits for its install calls in slices of a few
-	// microseconds (unotify.Server.ServeInstall); the default timer
-	// slack (50 us) would stretch each.
-	unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 	// A guest process the tracer does not see (one that escaped being
 	// traced, or whose tracer link broke) is still the sentry's
 	// descendant; as a subreaper the sentry inherits it when its parent
@@ -177,6 +173,17 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 	if cfg.Started != nil {
 		cfg.Started(g.Pid)
 	}
+	// From here on the thread forks nothing (the guest's init stage
+	// above inherited its mask and policy as they were): it serves the
+	// install calls it makes (ServeInstall), so it blocks signals, and
+	// it must not preempt the guest threads it continues.
+	platform.ServingThread()
+	// The tracer waits for its install calls in slices of a few
+	// microseconds (unotify.Server.ServeInstall); the default timer
+	// slack (50 us) would stretch each. Set after the fork: a child
+	// inherits the slack, and the guest's must be what it would be
+	// natively (prctl(PR_GET_TIMERSLACK)).
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 	ws, err := t.loop()
 	if srv := <-servers; srv != nil {
 		srv.Stop()

@@ -168,6 +168,7 @@ func (s *server) serve() {
 		set.Set(s.cpu)
 		unix.SchedSetaffinity(0, &set)
 	}
+	platform.ServingThread()
 	var req seccompNotif
 	var resp seccompNotifResp
 	var args platform.SyscallArgs
@@ -436,12 +437,9 @@ func (s *server) InstallFD(id uint64, fd int, cloexec bool) (int32, error) {
 	// The kernel marks the call answered before the guest thread installs
 	// the fd, and a signal interrupting this wait (the Go runtime's
 	// preemption signal, say) withdraws the install: the guest would then
-	// return 0 from its open. Signals wait until the install is done.
-	all := unix.Sigset_t{Val: [16]uint64{^uint64(0)}}
-	var old unix.Sigset_t
-	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+	// return 0 from its open. The calling thread blocks signals
+	// (platform.BlockSignals), so nothing interrupts it.
 	r, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
-	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
 	if e != 0 {
 		return -1, e
 	}
