@@ -158,13 +158,20 @@ func (c *Call) ReadPath(addr uintptr) ([]byte, error) {
 	if p != nil && cap(p) > cap(t.bufs.path) {
 		t.bufs.path = p[:0]
 	}
-	if err == nil && !c.CallValid() {
+	if err == nil && !c.restartable() && !c.CallValid() {
 		// The thread left the call (or died, and its id may name
 		// another process now): what was read is not its path. The
-		// answer is never delivered.
+		// answer is never delivered. (A restartable call skips the
+		// check, one system call: whatever it serves then is answered
+		// to nobody, and changes nothing.)
 		return nil, unix.EINTR
 	}
 	return p, err
+}
+
+// restartable reports whether the call's table entry is Restartable.
+func (c *Call) restartable() bool {
+	return c.Sysno < MaxSyscall && c.k.table[c.Sysno].Restartable
 }
 
 // redZone is the x86-64 ABI's red zone below the stack pointer, which a

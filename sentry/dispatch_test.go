@@ -1,8 +1,11 @@
 package sentry
 
 import (
+	"os"
+	"runtime"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -22,6 +25,8 @@ const (
 	nrFail
 	nrQueue
 	nrNotifiedRewrite
+	nrReadPath
+	nrReadPathRestartable
 )
 
 // recordExit is a Continuation that records what it saw and gives the
@@ -51,6 +56,9 @@ func (o offset) Exit(_ *Call, ret int64) int64 { return int64(o) + ret }
 // fakeInjector records installs; the next install gets number next, or
 // fails with err.
 type fakeInjector struct {
+	// gone makes Valid report every call gone; valids counts Valid.
+	gone     bool
+	valids   int
 	next     int32
 	err      error
 	installs []fakeInstall
@@ -72,7 +80,7 @@ func (f *fakeInjector) InstallFD(id uint64, fd int, cloexec bool) (int32, error)
 	return n, nil
 }
 func (f *fakeInjector) Blocking()         {}
-func (f *fakeInjector) Valid(uint64) bool { return true }
+func (f *fakeInjector) Valid(uint64) bool { f.valids++; return !f.gone }
 func (f *fakeInjector) Respond(id uint64, ret int64) {
 	if f.answers == nil {
 		f.answers = map[uint64]int64{}
@@ -135,6 +143,16 @@ func newDispatchEnv(t *testing.T, opts Options) *dispatchEnv {
 	add(nrNotifiedRewrite, true, func(c *Call, args *platform.SyscallArgs) Result {
 		return Observe(c, c.Sysno, args, Identity{}, true)
 	})
+	readPath := func(c *Call, args *platform.SyscallArgs) Result {
+		p, err := c.ReadPath(args[0])
+		if err != nil {
+			return ErrOf(err)
+		}
+		return Ret(int64(len(p)))
+	}
+	add(nrReadPath, true, readPath)
+	add(nrReadPathRestartable, true, readPath)
+	tb[nrReadPathRestartable].Restartable = true
 	if opts.Cwd == "" {
 		opts.Cwd = "/"
 	}
@@ -426,4 +444,44 @@ func equalCalls(a, b []uintptr) bool {
 		}
 	}
 	return true
+}
+
+// TestReadPathChecksTheCallWaits: a notified call's path, read from the
+// guest's memory, is checked to still be its call's (ID_VALID) before a
+// handler acts on it: a thread that left the call (a signal, or death and
+// its id reused) must not have it served, as it will make it again. A
+// Restartable call skips the check: served for nobody, it changes
+// nothing.
+func TestReadPathChecksTheCallWaits(t *testing.T) {
+	path := append([]byte("/tmp/some/path"), 0)
+	addr := uintptr(unsafe.Pointer(&path[0]))
+	self := int32(os.Getpid())
+	for _, tc := range []struct {
+		name   string
+		nr     uintptr
+		gone   bool
+		want   int64
+		valids int
+	}{
+		{"waiting", nrReadPath, false, int64(len(path) - 1), 1},
+		{"gone", nrReadPath, true, -int64(unix.EINTR), 1},
+		{"restartable, waiting", nrReadPathRestartable, false, int64(len(path) - 1), 0},
+		{"restartable, gone", nrReadPathRestartable, true, int64(len(path) - 1), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newDispatchEnv(t, Options{Notifying: true})
+			e.k.NewTask(0, self, platform.NewTaskFork)
+			e.inj.gone = tc.gone
+			var a platform.SyscallArgs
+			a[0] = addr
+			res := e.k.SyscallNotify(self, tc.nr, &a, 7, 0)
+			runtime.KeepAlive(path)
+			if res.Action != platform.Done || res.Ret != tc.want {
+				t.Errorf("result %+v, want Done %d", res, tc.want)
+			}
+			if e.inj.valids != tc.valids {
+				t.Errorf("ID_VALID asked %d times, want %d", e.inj.valids, tc.valids)
+			}
+		})
+	}
 }

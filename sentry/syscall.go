@@ -42,6 +42,14 @@ type Syscall struct {
 	// Fn never rewrites it, and Host serves its redirected paths.
 	Notify bool
 	Host   HostFn
+	// Restartable marks a call that, served for a thread that has left
+	// it meanwhile (interrupted, or dead), changes nothing the call made
+	// again would not: the stat family, access and readlink. Its answer
+	// then reaches nobody (the notification is gone), so the path it
+	// reads needs no check that the call still waits (Call.ReadPath);
+	// a call that creates, removes or opens must not act for a thread
+	// that will make it again.
+	Restartable bool
 }
 
 // SyscallTable maps syscall numbers to entries; the trap list is derived

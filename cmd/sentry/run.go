@@ -201,16 +201,19 @@ func run(f *runFlags, argv []string) int {
 	// Signals meant for the sandbox go to the guest, as they would to the
 	// program run natively. SIGINT and SIGQUIT from a terminal already
 	// reach the guest (it is in our process group), so they are only
-	// kept from killing the sandbox.
-	var defaultSignals []int
-	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT} {
-		if !signal.Ignored(s) {
-			defaultSignals = append(defaultSignals, int(s))
-		}
-	}
+	// kept from killing the sandbox. A signal the caller left ignored
+	// (nohup's SIGHUP, a shell's SIGINT for a background job) stays
+	// ignored, by the sentry and by the guest (Spec.IgnoredSignals).
+	ignored := launch.InitialIgnored()
 	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	for _, s := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2} {
+		if ignored&(1<<(s-1)) != 0 {
+			signal.Ignore(s)
+		} else {
+			signal.Notify(sigs, s)
+		}
+	}
 	defer signal.Stop(sigs)
 	started := make(chan int, 1)
 	go func() {
@@ -231,7 +234,8 @@ func run(f *runFlags, argv []string) int {
 			Argv:           argv,
 			Env:            env,
 			Traps:          table.Traps(),
-			DefaultSignals: defaultSignals,
+			IgnoredSignals: ignored,
+			BlockedSignals: launch.InitialBlocked(),
 			NoFile:         launch.RaiseNoFile(),
 			Covers:         mountPoints(specs),
 			SpecialInodes:  specialInodes(specs),

@@ -47,9 +47,15 @@ type Spec struct {
 	// instead of stopping for the tracer (the install call, SysInstallFD,
 	// always is).
 	Notify []uintptr
-	// DefaultSignals are set back to SIG_DFL before the exec: the sandbox
-	// ignores them for itself, the guest must not inherit that.
-	DefaultSignals []int
+	// IgnoredSignals (bit N-1 for signal N) are the signals the sentry's
+	// caller left ignored (InitialIgnored): the guest starts with those
+	// ignored and every other signal at its default action, as a program
+	// the caller exec'd itself would (the sentry ignores or catches
+	// others for itself, which the guest must not inherit).
+	IgnoredSignals uint64
+	// BlockedSignals is the signal mask the guest starts with: the
+	// caller's (InitialBlocked), which the init stage's runtime changed.
+	BlockedSignals uint64
 	// NoFile is the guest's RLIMIT_NOFILE: the sentry's own before it
 	// raised it for the host descriptors it keeps (RaiseNoFile).
 	NoFile unix.Rlimit
@@ -134,8 +140,15 @@ func InitMain() {
 		os.Exit(ExitSandbox)
 	}
 	handOver.finish(listener)
-	for _, sig := range spec.DefaultSignals {
-		SetDefaultAction(sig)
+	for sig := 1; sig <= 64; sig++ {
+		if sig == int(unix.SIGKILL) || sig == int(unix.SIGSTOP) {
+			continue
+		}
+		if spec.IgnoredSignals&(1<<(sig-1)) != 0 {
+			setIgnoredAction(sig)
+		} else {
+			SetDefaultAction(sig)
+		}
 	}
 	if spec.NoFile.Max != 0 {
 		if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, &spec.NoFile, nil); err != nil {
@@ -143,6 +156,10 @@ func InitMain() {
 			os.Exit(ExitSandbox)
 		}
 	}
+	// Last: nothing of the init stage runs with the guest's mask but the
+	// exec (this goroutine is the locked main thread's).
+	mask := spec.BlockedSignals
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
 	err = unix.Exec(spec.Path, spec.Argv, spec.Env)
 	// Only a failed exec gets here: report it as a shell would.
 	code := ExitNotExecutable
@@ -185,6 +202,12 @@ func readSpec() (*Spec, error) {
 // not use (nothing in the sentry calls signal.Notify for it).
 func SetDefaultAction(sig int) {
 	var act [4]uint64 // struct kernel_sigaction: handler, flags, restorer, mask
+	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)
+}
+
+// setIgnoredAction sets sig's action to SIG_IGN (raw, as SetDefaultAction).
+func setIgnoredAction(sig int) {
+	act := [4]uint64{1} // SIG_IGN
 	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)
 }
 

@@ -3,6 +3,9 @@
 // nice value, timer slack, blocked and ignored signals. With no argument
 // it prints its own, then forks and execs itself as "child" to print the
 // child's (inherited across fork and exec from a guest, not the sentry).
+// "startstate wrap IGNORED BLOCKED PROG ARG..." ignores and blocks the
+// signals named by the two hex masks (bit N-1 for signal N) and execs
+// PROG: the caller whose state the program (or the sandbox) inherits.
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +37,21 @@ static void show(const char *who) {
 }
 
 int main(int argc, char **argv) {
+	if (argc > 4 && !strcmp(argv[1], "wrap")) {
+		unsigned long long ign = strtoull(argv[2], NULL, 16), blk = strtoull(argv[3], NULL, 16);
+		sigset_t set;
+		sigemptyset(&set);
+		for (int s = 1; s < 64; s++) {
+			if (ign & (1ULL << (s - 1)))
+				signal(s, SIG_IGN);
+			if (blk & (1ULL << (s - 1)))
+				sigaddset(&set, s);
+		}
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		execv(argv[4], argv + 4);
+		perror("exec");
+		return 127;
+	}
 	if (argc > 1) {
 		show(argv[1]);
 		return 0;
