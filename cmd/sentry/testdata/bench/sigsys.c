@@ -1,4 +1,6 @@
-// sigsys: what a seccomp SECCOMP_RET_TRAP + SIGSYS fast path costs, in C.
+// sigsys: what a seccomp SECCOMP_RET_TRAP + SIGSYS fast path costs, in C: the
+// yardstick for a third platform (issue #16; docs/ARCHITECTURE.md, "Where the
+// time goes", has the numbers and why no platform uses it yet).
 // build: gcc -O2 -pthread -o sigsys sigsys.c
 // usage: sigsys native
 //        sigsys trap-local
@@ -180,14 +182,19 @@ static void h_remote(int sig, siginfo_t *si, void *uc_) {
   errno = saved;
 }
 
-static void set_handler(void (*h)(int, siginfo_t *, void *), int flags) {
+// set_handler_masked installs h for SIGSYS with flags and sa_mask = {masked}
+// (none when 0).
+static void set_handler_masked(void (*h)(int, siginfo_t *, void *), int flags, int masked) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = h;
   sa.sa_flags = SA_SIGINFO | flags;
   sigemptyset(&sa.sa_mask);
+  if (masked) sigaddset(&sa.sa_mask, masked);
   if (sigaction(SIGSYS, &sa, NULL)) die("sigaction");
 }
+
+static void set_handler(void (*h)(int, siginfo_t *, void *), int flags) { set_handler_masked(h, flags, 0); }
 
 // ---- supervisor process ----
 static void supervisor(void) {
@@ -320,20 +327,10 @@ static void subtest(const char *name, int which) {
       set_handler(h_nested, SA_NODEFER);
       break;
     case 5: // SA_NODEFER but sa_mask contains SIGSYS, trapped call inside the handler
-      memset(&sa, 0, sizeof sa);
-      sa.sa_sigaction = h_nested;
-      sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-      sigemptyset(&sa.sa_mask);
-      sigaddset(&sa.sa_mask, SIGSYS);
-      sigaction(SIGSYS, &sa, NULL);
+      set_handler_masked(h_nested, SA_NODEFER, SIGSYS);
       break;
     case 6: // is sa_mask applied during a seccomp SIGSYS handler?
-      memset(&sa, 0, sizeof sa);
-      sa.sa_sigaction = h_maskcheck;
-      sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-      sigemptyset(&sa.sa_mask);
-      sigaddset(&sa.sa_mask, SIGUSR1);
-      sigaction(SIGSYS, &sa, NULL);
+      set_handler_masked(h_maskcheck, SA_NODEFER, SIGUSR1);
       break;
     case 7: { // another thread blocks SIGSYS, main thread has it unblocked
       set_handler(h_local, SA_NODEFER);
