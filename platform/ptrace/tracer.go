@@ -174,10 +174,9 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 		cfg.Started(g.Pid)
 	}
 	// From here on the thread forks nothing (the guest's init stage
-	// above inherited its mask and policy as they were): it serves the
-	// install calls it makes (ServeInstall), so it blocks signals, and
-	// it must not preempt the guest threads it continues.
-	platform.ServingThread()
+	// above inherited its policy as it was): it must not preempt the
+	// guest threads it continues.
+	platform.BatchThread()
 	// The tracer waits for its install calls in slices of a few
 	// microseconds (unotify.Server.ServeInstall); the default timer
 	// slack (50 us) would stretch each. Set after the fork: a child
