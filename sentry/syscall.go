@@ -43,12 +43,13 @@ type Syscall struct {
 	Notify bool
 	Host   HostFn
 	// Restartable marks a call that, served for a thread that has left
-	// it meanwhile (interrupted, or dead), changes nothing the call made
-	// again would not: the stat family, access and readlink. Its answer
-	// then reaches nobody (the notification is gone), so the path it
-	// reads needs no check that the call still waits (Call.ReadPath);
-	// a call that creates, removes or opens must not act for a thread
-	// that will make it again.
+	// it meanwhile, changes nothing the call made again would not: the
+	// stat family, access and readlink. Once received, a notified call
+	// is left only by the thread's death (the filter waits killably);
+	// the answer then reaches nobody, so the path such a call reads
+	// needs no check that the call still waits (Call.ReadPath: one
+	// system call). A call that creates, removes or opens is checked:
+	// it must not act for a thread that is gone.
 	Restartable bool
 }
 
