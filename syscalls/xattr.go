@@ -17,10 +17,12 @@ import (
 // security. namespaces. The order of checks is fs/xattr.c's: the name (and
 // for set, the flags, size and value) are copied first, then the path is
 // walked, then xattr_permission, the capability checks of the security
-// namespaces, and the file system. POSIX ACLs are not modelled: a file
-// has none (getting one is ENODATA, removing one succeeds as
-// set_posix_acl of NULL does), and setting one is EOPNOTSUPP, which Linux
-// gives only for a malformed ACL.
+// namespaces, and the file system. POSIX ACLs are kept as far as a mode
+// says them (acl.go): setting an access ACL of the owner, group and other
+// entries only sets the mode, as Linux does, and stores nothing; getting
+// one is then ENODATA, as on Linux; removing one succeeds as set_posix_acl
+// of NULL does. An ACL a mode cannot say is EOPNOTSUPP, which Linux gives
+// only for another version.
 
 const (
 	// xattrNameMax, xattrSizeMax and xattrListMax are XATTR_NAME_MAX,
@@ -208,6 +210,16 @@ func setxattr(c *sentry.Call, x xattrTarget, name string, value []byte, flags ui
 	if err := mntWantWrite(x.ino); err != nil {
 		return sentry.ErrOf(err)
 	}
+	isACL := name == xattrACLAccess || name == xattrACLDefault
+	var acl []aclEntry
+	if isACL && len(value) > 0 {
+		// do_set_acl reads the ACL before vfs_set_acl's checks; an
+		// empty value, or a header alone, removes the ACL.
+		var err error
+		if acl, err = parseACL(value); err != nil {
+			return sentry.ErrOf(err)
+		}
+	}
 	xi, err := xattrInode(c, x, name, true)
 	if err != nil {
 		return sentry.ErrOf(err)
@@ -216,18 +228,8 @@ func setxattr(c *sentry.Call, x xattrTarget, name string, value []byte, flags ui
 	x.ino.Stat(&st)
 	cr := c.Creds()
 	switch {
-	case name == xattrACLAccess || name == xattrACLDefault:
-		if value != nil {
-			return sentry.Err(unix.EOPNOTSUPP)
-		}
-		// set_posix_acl(NULL): nothing to remove, after its checks.
-		if name == xattrACLDefault && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			return sentry.Ret(0)
-		}
-		if !cr.OwnerOrCapable(st.Uid, st.Gid) {
-			return sentry.Err(unix.EPERM)
-		}
-		return sentry.Ret(0)
+	case isACL:
+		return setACL(c, x, name == xattrACLDefault, acl, &st)
 	case name == xattrCaps:
 		// cap_convert_nscap: the value's header, then CAP_SETFCAP over
 		// the inode; cap_inode_removexattr: CAP_SETFCAP over it.
@@ -239,6 +241,52 @@ func setxattr(c *sentry.Call, x xattrTarget, name string, value []byte, flags ui
 		}
 	}
 	if err := xi.Setxattr(name, value, flags); err != nil {
+		return sentry.ErrOf(err)
+	}
+	// fsnotify_xattr.
+	notifyChild(x.d, vfs.DNAttrib)
+	return sentry.Ret(0)
+}
+
+// setACL is set_posix_acl of acl (nil: removal) on x, whose stat is st,
+// after vfs_set_acl's may_write_xattr (xattrInode).
+func setACL(c *sentry.Call, x xattrTarget, isDefault bool, acl []aclEntry, st *unix.Stat_t) sentry.Result {
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		// A symlink has no set_acl.
+		return sentry.Err(unix.EOPNOTSUPP)
+	}
+	if isDefault && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if acl != nil {
+			return sentry.Err(unix.EACCES)
+		}
+		return sentry.Ret(0)
+	}
+	cr := c.Creds()
+	if !cr.OwnerOrCapable(st.Uid, st.Gid) {
+		return sentry.Err(unix.EPERM)
+	}
+	if acl == nil {
+		// Nothing to remove: the sentry keeps no ACL.
+		return sentry.Ret(0)
+	}
+	if err := validACL(acl); err != nil {
+		return sentry.ErrOf(err)
+	}
+	bits, equiv := aclModeBits(acl)
+	if isDefault || !equiv {
+		// Not modelled: a default ACL, or one with named entries or a
+		// mask, which Linux would keep.
+		return sentry.Err(unix.EOPNOTSUPP)
+	}
+	// posix_acl_update_mode: the ACL becomes the mode's permission bits
+	// (the setgid bit cleared for a caller outside the file's group
+	// without CAP_FSETID, as a chmod: SetAttr), with ctime now; nothing
+	// is stored.
+	s, ok := x.ino.(vfs.AttrSetter)
+	if !ok {
+		return sentry.Err(unix.EOPNOTSUPP)
+	}
+	if err := s.SetAttr(cr, &vfs.Attr{Mask: vfs.AttrMode, Mode: st.Mode&07000 | bits}); err != nil {
 		return sentry.ErrOf(err)
 	}
 	// fsnotify_xattr.
