@@ -83,7 +83,25 @@ func (h *harness) sp() uintptr { return uintptr(unsafe.Pointer(&h.stack[len(h.st
 
 func cstr(s string) []byte { return append([]byte(s), 0) }
 
-func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
+// pinned keeps alive the buffers whose addresses tests pass as guest
+// pointers: a uintptr does not, and a buffer the GC freed before the
+// handler read it (process_vm_readv of this process) made a test fail at
+// random with EFAULT or a garbage argument (TestCheckedHandlers' bpf
+// cases, with a pointer inside another buffer). A ring: a test makes its
+// table of buffers before its calls, never nearly this many, and the
+// fuzzers make buffers without end. Tests are sequential.
+var (
+	pinned    [1 << 14][]byte
+	pinnedPos int
+)
+
+// addr is b's address, as a guest passes a pointer; b stays alive for the
+// next len(pinned) calls of addr.
+func addr(b []byte) uintptr {
+	pinned[pinnedPos%len(pinned)] = b
+	pinnedPos++
+	return uintptr(unsafe.Pointer(&b[0]))
+}
 
 // open serves openat as the ptrace platform does: the stop turns it into
 // the install call, whose notification installs the placeholder, here at
