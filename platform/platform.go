@@ -147,9 +147,9 @@ type Injector interface {
 	// the call with that number (SECCOMP_ADDFD_FLAG_SEND: the guest
 	// resumes at once, so the caller must have done everything else
 	// first). It returns the guest's number. The calling thread must
-	// block signals (BlockSignals: the serving threads do, the tracer's
-	// while it serves its install calls): a signal interrupting ADDFD's
-	// wait withdraws the install of a call already marked answered.
+	// block signals (the serving threads and the tracer's do:
+	// ServingThread, TracerThread): a signal interrupting ADDFD's wait
+	// withdraws the install of a call already marked answered.
 	InstallFD(id uint64, fd int, cloexec bool) (int32, error)
 	// Blocking says the calling handler is about to wait for something
 	// the guest may do (a FIFO's other end): other calls must be served

@@ -58,3 +58,27 @@ func TestServingThread(t *testing.T) {
 	}()
 	<-done
 }
+
+// TestTracerThread: as a serving thread, but SIGCHLD stays unblocked (a
+// blocked SIGCHLD of each guest stop would wake another sentry thread).
+func TestTracerThread(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		TracerThread()
+		blk, err := strconv.ParseUint(threadStatus(t, "SigBlk"), 16, 64)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		want := ^uint64(syncSignals | 1<<(unix.SIGCHLD-1) | 1<<(unix.SIGKILL-1) | 1<<(unix.SIGSTOP-1))
+		if blk != want {
+			t.Errorf("SigBlk %016x, want %016x", blk, want)
+		}
+		if policy, _, _ := unix.RawSyscall(unix.SYS_SCHED_GETSCHEDULER, 0, 0, 0); policy != unix.SCHED_BATCH {
+			t.Errorf("policy %#x, want SCHED_BATCH", policy)
+		}
+	}()
+	<-done
+}

@@ -174,9 +174,10 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 		cfg.Started(g.Pid)
 	}
 	// From here on the thread forks nothing (the guest's init stage
-	// above inherited its policy as it was): it must not preempt the
-	// guest threads it continues.
-	platform.BatchThread()
+	// above inherited its policy and mask as they were): it must not
+	// preempt the guest threads it continues, and it installs the
+	// descriptors of the install calls it serves (ServeInstall).
+	platform.TracerThread()
 	// The tracer waits for its install calls in slices of a few
 	// microseconds (unotify.Server.ServeInstall); the default timer
 	// slack (50 us) would stretch each. Set after the fork: a child

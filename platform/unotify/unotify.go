@@ -334,9 +334,6 @@ func (s *server) BeginInstall() bool {
 // receive without their pause (Expect).
 func (s *server) ServeInstall(tid int32, stopped func() bool) {
 	defer s.recvMu.Unlock()
-	// The tracer's thread blocks signals only while it may install
-	// (platform.BatchThread says why).
-	defer platform.RestoreSignals(platform.BlockSignals())
 	var req seccompNotif
 	var resp seccompNotifResp
 	var args platform.SyscallArgs
