@@ -26,59 +26,48 @@ func threadStatus(t *testing.T, field string) string {
 	return ""
 }
 
-// TestServingThread: the thread blocks every signal but a fault's and runs
-// SCHED_BATCH. (A process it forked would inherit both: the tracer's thread
-// forks the guest's init stage before, TestGuestStartsAsNative.)
-func TestServingThread(t *testing.T) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		// Locked and never unlocked: the thread ends with the goroutine,
-		// taking its settings with it.
-		runtime.LockOSThread()
-		ServingThread()
-		blk, err := strconv.ParseUint(threadStatus(t, "SigBlk"), 16, 64)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		// SIGKILL and SIGSTOP cannot be blocked.
-		if want := ^uint64(syncSignals | 1<<(unix.SIGKILL-1) | 1<<(unix.SIGSTOP-1)); blk != want {
-			t.Errorf("SigBlk %016x, want %016x", blk, want)
-		}
-		for _, s := range []unix.Signal{unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP} {
-			if blk&(1<<(s-1)) != 0 {
-				t.Errorf("%v blocked: a fault would kill the sentry without Go's panic", s)
-			}
-		}
-		policy, _, _ := unix.RawSyscall(unix.SYS_SCHED_GETSCHEDULER, 0, 0, 0)
-		if policy != unix.SCHED_BATCH {
-			t.Errorf("policy %#x, want SCHED_BATCH", policy)
-		}
-	}()
-	<-done
-}
-
-// TestTracerThread: as a serving thread, but SIGCHLD stays unblocked (a
-// blocked SIGCHLD of each guest stop would wake another sentry thread).
-func TestTracerThread(t *testing.T) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread()
-		TracerThread()
-		blk, err := strconv.ParseUint(threadStatus(t, "SigBlk"), 16, 64)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		want := ^uint64(syncSignals | 1<<(unix.SIGCHLD-1) | 1<<(unix.SIGKILL-1) | 1<<(unix.SIGSTOP-1))
-		if blk != want {
-			t.Errorf("SigBlk %016x, want %016x", blk, want)
-		}
-		if policy, _, _ := unix.RawSyscall(unix.SYS_SCHED_GETSCHEDULER, 0, 0, 0); policy != unix.SCHED_BATCH {
-			t.Errorf("policy %#x, want SCHED_BATCH", policy)
-		}
-	}()
-	<-done
+// TestServingThreads: a serving thread blocks every signal but a fault's
+// and runs SCHED_BATCH; the tracer's leaves SIGCHLD unblocked too (each
+// guest stop sends it one, which a blocked SIGCHLD would make wake another
+// sentry thread). (A process either forked would inherit both: the
+// tracer's thread forks the guest's init stage before,
+// TestGuestStartsAsNative.)
+func TestServingThreads(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		setup     func()
+		unblocked uint64
+	}{
+		{"serving", ServingThread, 0},
+		{"tracer", TracerThread, 1 << (unix.SIGCHLD - 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				// Locked and never unlocked: the thread ends with the
+				// goroutine, taking its settings with it.
+				runtime.LockOSThread()
+				tc.setup()
+				blk, err := strconv.ParseUint(threadStatus(t, "SigBlk"), 16, 64)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// SIGKILL and SIGSTOP cannot be blocked.
+				if want := ^uint64(syncSignals | tc.unblocked | 1<<(unix.SIGKILL-1) | 1<<(unix.SIGSTOP-1)); blk != want {
+					t.Errorf("SigBlk %016x, want %016x", blk, want)
+				}
+				for _, s := range []unix.Signal{unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP} {
+					if blk&(1<<(s-1)) != 0 {
+						t.Errorf("%v blocked: a fault would kill the sentry without Go's panic", s)
+					}
+				}
+				if policy, _, _ := unix.RawSyscall(unix.SYS_SCHED_GETSCHEDULER, 0, 0, 0); policy != unix.SCHED_BATCH {
+					t.Errorf("policy %#x, want SCHED_BATCH", policy)
+				}
+			}()
+			<-done
+		})
+	}
 }
