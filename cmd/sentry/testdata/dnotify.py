@@ -6,7 +6,8 @@ with each mask alone and all together, DN_MULTISHOT or one shot, F_SETSIG
 or the default SIGIO; and F_NOTIFY's errors. The lines starting "fd "
 are changes made through a descriptor (write, read), which the sandbox
 does not report (a known divergence)."""
-import errno, fcntl, os, signal, sys
+import fcntl, os, signal, sys
+from probeutil import e
 
 d = sys.argv[1]
 w = d + "/w"
@@ -26,14 +27,6 @@ def drain():
             return out
         name = "SIGIO" if i.si_signo == signal.SIGIO else "RT+%d" % (i.si_signo - signal.SIGRTMIN)
         out.append("%s/%d/%#x" % (name, i.si_code, i.si_band))
-
-
-def e(f):
-    try:
-        r = f()
-        return "ok" if r is None else r
-    except OSError as x:
-        return errno.errorcode[x.errno]
 
 
 def case(name, mask, op, sig=SIG, setup=None):

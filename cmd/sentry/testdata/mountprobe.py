@@ -6,6 +6,7 @@ EBUSY while a file is open for writing or mapped), umount2 (busy, lazy,
 EINVAL, EAGAIN), nested and stacked mounts, bad types and options, and a
 caller without CAP_SYS_ADMIN."""
 import ctypes, errno, mmap, os, shutil, stat, sys
+from probeutil import e
 
 libc = ctypes.CDLL(None, use_errno=True)
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
@@ -26,14 +27,6 @@ def mount(target, fstype="tmpfs", flags=0, data=None, source="none"):
 def umount(target, flags=0):
     r = libc.umount2(b(target), flags)
     return "ok" if r == 0 else errno.errorcode[ctypes.get_errno()]
-
-
-def e(f):
-    try:
-        r = f()
-        return "ok" if r is None else r
-    except OSError as x:
-        return errno.errorcode[x.errno]
 
 
 def info(p):
