@@ -144,11 +144,11 @@ func InitMain() {
 		if sig == int(unix.SIGKILL) || sig == int(unix.SIGSTOP) {
 			continue
 		}
+		handler := uint64(0) // SIG_DFL
 		if spec.IgnoredSignals&(1<<(sig-1)) != 0 {
-			setIgnoredAction(sig)
-		} else {
-			SetDefaultAction(sig)
+			handler = 1 // SIG_IGN
 		}
+		setAction(sig, handler)
 	}
 	if spec.NoFile.Max != 0 {
 		if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, &spec.NoFile, nil); err != nil {
@@ -200,14 +200,13 @@ func readSpec() (*Spec, error) {
 // rt_sigaction, behind the Go runtime's back: in the init stage the exec
 // follows at once; in the tracer, only for SIGCHLD, which the runtime does
 // not use (nothing in the sentry calls signal.Notify for it).
-func SetDefaultAction(sig int) {
-	var act [4]uint64 // struct kernel_sigaction: handler, flags, restorer, mask
-	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)
-}
+func SetDefaultAction(sig int) { setAction(sig, 0) }
 
-// setIgnoredAction sets sig's action to SIG_IGN (raw, as SetDefaultAction).
-func setIgnoredAction(sig int) {
-	act := [4]uint64{1} // SIG_IGN
+// setAction sets sig's handler to SIG_DFL (0) or SIG_IGN (1), with no
+// flags or mask: raw, as struct kernel_sigaction is (handler, flags,
+// restorer, mask).
+func setAction(sig int, handler uint64) {
+	act := [4]uint64{handler}
 	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)
 }
 
