@@ -9,6 +9,17 @@ package platform
 // rsi, rdx, r10, r8, r9).
 type SyscallArgs [6]uintptr
 
+// ArgFilter narrows the trap of call Nr to the calls whose argument Arg,
+// taken as the 32-bit int the kernel reads (the register's upper half is
+// ignored, as the kernel ignores it), is one of Values; the others run on
+// the host untrapped. A guest that sets the upper half is trapped as the
+// kernel will read the call.
+type ArgFilter struct {
+	Nr     uintptr
+	Arg    int
+	Values []uint32
+}
+
 // Action says what the platform does with a trapped system call.
 type Action uint8
 

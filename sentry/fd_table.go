@@ -122,7 +122,10 @@ func (t *FDTable) CloseOnExec(fd int32) (cloexec, ok bool) {
 	return e.cloexec, ok
 }
 
-// SetCloseOnExec sets fd's FD_CLOEXEC flag (F_SETFD).
+// SetCloseOnExec sets fd's FD_CLOEXEC flag as the table knows it (what the
+// opens and dups that made the entry asked for; F_SETFD and FIOCLEX are
+// the placeholder's and not followed: exec's sweep asks the kernel,
+// Kernel.Exec).
 func (t *FDTable) SetCloseOnExec(fd int32, cloexec bool) {
 	t.mu.Lock()
 	if e, ok := t.entries[fd]; ok {
@@ -133,12 +136,17 @@ func (t *FDTable) SetCloseOnExec(fd int32, cloexec bool) {
 }
 
 // RemoveIf removes every entry for which pred holds and returns their
-// descriptions (close_range, exec's CLOEXEC sweep).
+// descriptions (close_range, the last user's exit).
 func (t *FDTable) RemoveIf(pred func(fd int32, cloexec bool) bool) []*vfs.FileDescription {
+	return t.RemoveIfFile(func(fd int32, _ *vfs.FileDescription, cloexec bool) bool { return pred(fd, cloexec) })
+}
+
+// RemoveIfFile is RemoveIf with the entry's description (exec's sweep).
+func (t *FDTable) RemoveIfFile(pred func(fd int32, f *vfs.FileDescription, cloexec bool) bool) []*vfs.FileDescription {
 	var out []*vfs.FileDescription
 	t.mu.Lock()
 	for fd, e := range t.entries {
-		if pred(fd, e.cloexec) {
+		if pred(fd, e.file, e.cloexec) {
 			out = append(out, e.file)
 			delete(t.entries, fd)
 		}

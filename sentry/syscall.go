@@ -51,6 +51,12 @@ type Syscall struct {
 	// system call). A call that creates, removes or opens is checked:
 	// it must not act for a thread that is gone.
 	Restartable bool
+	// TrapArg and TrapValues, if TrapValues is set, narrow the trap to
+	// the calls whose argument TrapArg (as an int) is one of TrapValues:
+	// the commands the handler serves or follows. The rest, which it
+	// would pass through, never reach the sentry (platform.ArgFilter).
+	TrapArg    int
+	TrapValues []uint32
 }
 
 // SyscallTable maps syscall numbers to entries; the trap list is derived
@@ -81,6 +87,17 @@ func (tb *SyscallTable) Traps() []uintptr {
 		}
 	}
 	return nrs
+}
+
+// ArgFilters lists the narrowed traps (TrapValues) for the filter.
+func (tb *SyscallTable) ArgFilters() []platform.ArgFilter {
+	var fs []platform.ArgFilter
+	for nr := range tb {
+		if tb[nr].Fn != nil && tb[nr].TrapValues != nil {
+			fs = append(fs, platform.ArgFilter{Nr: uintptr(nr), Arg: tb[nr].TrapArg, Values: tb[nr].TrapValues})
+		}
+	}
+	return fs
 }
 
 // Result is a handler's decision: the platform's action plus whether the

@@ -87,18 +87,41 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 	k.mu.Unlock()
 }
 
-// sameFile reports whether thread tid's descriptor fd is f's placeholder:
-// the very open file the sentry holds as f.HostFD (kcmp KCMP_FILE). If
-// that cannot be told (no host descriptor, kcmp refused), it is assumed.
+// sameFile reports whether thread tid's descriptor fd is f's placeholder
+// (placeholderAt). If that cannot be told, it is assumed.
 func sameFile(tid, fd int32, f *vfs.FileDescription) bool {
+	same, known := placeholderAt(tid, fd, f)
+	return same || !known
+}
+
+// placeholderAt reports whether thread tid's descriptor fd is f's
+// placeholder: the very open file the sentry holds as f.HostFD (kcmp
+// KCMP_FILE); known is false if that cannot be told (no host descriptor,
+// kcmp refused).
+func placeholderAt(tid, fd int32, f *vfs.FileDescription) (same, known bool) {
 	if f.HostFD < 0 {
-		return true
+		return false, false
 	}
 	r, _, e := unix.RawSyscall6(unix.SYS_KCMP, uintptr(unix.Getpid()), uintptr(tid), kcmpFile, uintptr(f.HostFD), uintptr(fd), 0)
-	if e != 0 {
-		return e != unix.EBADF
+	switch {
+	case e == unix.EBADF:
+		return false, true
+	case e != 0:
+		return false, false
 	}
-	return r == 0
+	return r == 0, true
+}
+
+// survivedExec reports whether thread tid, stopped at its exec event, still
+// has f's placeholder at fd (placeholderAt): at that stop the table is the
+// task's alone and final. Only if that cannot be told is the flag the
+// table knows (cloexec, as the entry was made) trusted.
+func survivedExec(tid, fd int32, f *vfs.FileDescription, cloexec bool) bool {
+	same, known := placeholderAt(tid, fd, f)
+	if !known {
+		return !cloexec
+	}
+	return same
 }
 
 // kcmpFile is KCMP_FILE (linux/kcmp.h).
@@ -106,7 +129,9 @@ const kcmpFile = 0
 
 // Exec implements platform.Supervisor.Exec: the other threads are gone, the
 // table is unshared and its close-on-exec entries closed (Linux's
-// begin_new_exec: unshare_files, do_close_on_exec).
+// begin_new_exec: unshare_files, do_close_on_exec). Which entries the
+// kernel closed is asked of the kernel (survivedExec): FD_CLOEXEC is the
+// placeholder's, which F_SETFD and FIOCLEX change on the host untrapped.
 func (k *Kernel) Exec(tid, formerTID int32) {
 	k.mu.Lock()
 	t := k.tasks[formerTID]
@@ -139,7 +164,9 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 		t.fdt.DecUsers()
 		t.setFDTable(n)
 	}
-	for _, f := range t.fdt.RemoveIf(func(_ int32, cloexec bool) bool { return cloexec }) {
+	for _, f := range t.fdt.RemoveIfFile(func(fd int32, f *vfs.FileDescription, cloexec bool) bool {
+		return !survivedExec(tid, fd, f, cloexec)
+	}) {
 		f.DecRef()
 	}
 	// Exec recomputes the capabilities (and a set-id binary the ids).

@@ -69,11 +69,18 @@ func (d *dupExit) Exit(c *sentry.Call, ret int64) int64 {
 	return ret
 }
 
+// fcntlTrapped are the commands the filter traps (the table's TrapValues):
+// the ones Fcntl serves or follows on a virtual fd. Any other runs on the
+// host, on the placeholder for a virtual fd, as Fcntl would let it.
+var fcntlTrapped = []uint32{unix.F_DUPFD, unix.F_DUPFD_CLOEXEC, unix.F_GETFL, unix.F_SETFL,
+	unix.F_NOTIFY, unix.F_CREATED_QUERY}
+
 // Fcntl is fcntl(fd, cmd, arg). Every command runs on the host; the table
-// follows the descriptor commands (the placeholder's FD_CLOEXEC is what
-// exec obeys).
+// follows the duplicating ones. FD_CLOEXEC is the placeholder's own, which
+// exec obeys and the sentry's sweep then asks the kernel about
+// (Kernel.Exec), so F_SETFD needs no following.
 func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	fd, cmd, arg := int32(args[0]), int(args[1]), args[2]
+	fd, cmd := int32(args[0]), int(uint32(args[1])) // cmd is an unsigned int: the upper half is not read
 	fdt := c.FDTable()
 	if !fdt.Has(fd) {
 		return sentry.Pass()
@@ -81,8 +88,6 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	switch cmd {
 	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC:
 		return sentry.Observe(c, unix.SYS_FCNTL, args, &dupExit{oldfd: fd, cloexec: cmd == unix.F_DUPFD_CLOEXEC}, true)
-	case unix.F_SETFD:
-		return sentry.Observe(c, unix.SYS_FCNTL, args, &setfdExit{fd: fd, cloexec: arg&unix.FD_CLOEXEC != 0}, true)
 	case unix.F_CREATED_QUERY:
 		// f_mode's FMODE_CREATED is the guest's open's, not that of the
 		// sentry's open of the backing (the placeholder). Linux ignores
@@ -144,18 +149,4 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	// interrupted in the guest's own call, deadlocks are EDEADLK), leases,
 	// owners and seals are the host's, as Linux's tmpfs answers them.
 	return sentry.PassServed()
-}
-
-// setfdExit follows a change of fd's FD_CLOEXEC (F_SETFD, FIOCLEX,
-// FIONCLEX) that succeeded.
-type setfdExit struct {
-	fd      int32
-	cloexec bool
-}
-
-func (s *setfdExit) Exit(c *sentry.Call, ret int64) int64 {
-	if ret == 0 {
-		c.FDTable().SetCloseOnExec(s.fd, s.cloexec)
-	}
-	return ret
 }

@@ -7,18 +7,13 @@ import (
 	"sentry/sentry"
 )
 
-// FIOCLEX and FIONCLEX (asm-generic/ioctls.h).
-const (
-	fionclex = 0x5450
-	fioclex  = 0x5451
-)
-
 // Ioctl is ioctl(fd, request, arg) on a virtual fd. The placeholder is the
 // file's own open description on the host (its backing, or its backing
 // directory: fs/tmpfs/storage.go), so the host answers every request as
 // tmpfs does (FIONREAD from the shared offset, FIONBIO and FIOASYNC on the
-// shared status flags, ENOTTY for terminal requests); the sentry follows
-// FIOCLEX and FIONCLEX, the descriptor flag exec obeys, and serves the
+// shared status flags, FIOCLEX and FIONCLEX on the placeholder's
+// descriptor flag, which exec obeys and the sentry's sweep then asks the
+// kernel about, ENOTTY for terminal requests); the sentry serves the
 // inode flags, which are its own (flags.go).
 func Ioctl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	fd, req := int32(args[0]), uint32(args[1])
@@ -34,10 +29,6 @@ func Ioctl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	}
 	if res, ok := fileattrIoctl(c, f, req, args[2]); ok {
 		return res
-	}
-	switch req {
-	case fioclex, fionclex:
-		return sentry.Observe(c, unix.SYS_IOCTL, args, &setfdExit{fd: fd, cloexec: req == fioclex}, true)
 	}
 	return sentry.PassServed()
 }

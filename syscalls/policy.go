@@ -123,9 +123,9 @@ func Policies() []Policy {
 		unix.SYS_MKNOD, unix.SYS_MKNODAT, unix.SYS_STATFS, unix.SYS_FSTATFS)
 	served("served: the host allocates and checks, the sentry's table follows at the call's exit (fd.go, close.go)",
 		unix.SYS_DUP, unix.SYS_DUP2, unix.SYS_DUP3, unix.SYS_CLOSE_RANGE)
-	served("served: descriptor commands run on the host and the table follows (fd.go); F_DUPFD_QUERY only compares; F_NOTIFY on a sentry directory is the host's on its placeholder, whose backing then mirrors the directory's changes (fs/tmpfs/dnotify.go)",
+	served("served: only F_DUPFD, F_DUPFD_CLOEXEC, F_GETFL, F_SETFL, F_NOTIFY and F_CREATED_QUERY are trapped (the filter compares the command as the kernel reads it, 32 bits); the dups run on the host and the table follows (fd.go); F_SETFD, F_GETFD, locks, owners, leases, seals and F_DUPFD_QUERY run on the host untrapped, on the placeholder for a virtual fd (exec's sweep asks the kernel which placeholders survived); F_NOTIFY on a sentry directory is the host's on its placeholder, whose backing then mirrors the directory's changes (fs/tmpfs/dnotify.go)",
 		unix.SYS_FCNTL)
-	served("served: FIOCLEX and FIONCLEX on a virtual fd update the sentry's table, the inode-flag requests (FS_IOC_GETFLAGS, _SETFLAGS, _FSGETXATTR, _FSSETXATTR) are the sentry's (flags.go), an O_PATH one is EBADF, its other requests act on the backing (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
+	served("served: the inode-flag requests (FS_IOC_GETFLAGS, _SETFLAGS, _FSGETXATTR, _FSSETXATTR) are the sentry's (flags.go), an O_PATH one is EBADF, its other requests (FIOCLEX and FIONCLEX on the placeholder's descriptor flag too) act on the backing (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
 		unix.SYS_IOCTL)
 	served(whyServedAttr,
 		unix.SYS_CHMOD, unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_CHOWN,

@@ -243,6 +243,12 @@ func TestContainProbes(t *testing.T) {
 		// pidfd_getfd comes with its file (fstat showed the host's
 		// backing; before backings the write landed in a placeholder).
 		{"pidfd", map[string]string{"pidfd_getfd": "ok", "write": "ok", "file": `"got"`, "fstat-same": "yes"}},
+		// fcntl traps only the commands the sentry follows; one with
+		// the register's upper half set is still a dup, as the kernel
+		// reads it (a plain compare let it run untrapped: the copy's
+		// fstat showed the host's backing).
+		{"fcntlhigh", map[string]string{"dupfd": "ok", "dupfd-cloexec": "ok", "getfd-cloexec": "ok", "write": "ok",
+			"dupfd-same": "yes", "cloexec-same": "yes", "file": `"high"`}},
 	} {
 		t.Run(c.cmd, func(t *testing.T) {
 			asUsers(t, func(t *testing.T, u guestUser) {

@@ -234,6 +234,7 @@ func run(f *runFlags, argv []string) int {
 			Argv:           argv,
 			Env:            env,
 			Traps:          table.Traps(),
+			Filters:        table.ArgFilters(),
 			IgnoredSignals: ignored,
 			BlockedSignals: launch.InitialBlocked(),
 			NoFile:         launch.RaiseNoFile(),

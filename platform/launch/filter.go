@@ -28,7 +28,11 @@ import (
 // sentry served is never restarted and served twice (a signal arriving
 // before the receipt still interrupts it; the tracer restarts such calls,
 // see ptrace's signal stops).
-func loadFilter(traps, notify []uintptr) (int, error) {
+//
+// A call with an ArgFilter is trapped only when its argument is one of the
+// filter's values (compared on the lower 32 bits, as the kernel reads an
+// int argument), and otherwise allowed.
+func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter) (int, error) {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
 		return -1, fmt.Errorf("seccomp: new filter: %w", err)
@@ -45,13 +49,33 @@ func loadFilter(traps, notify []uintptr) (int, error) {
 	if err := f.SetOptimize(2); err != nil {
 		return -1, fmt.Errorf("seccomp: optimize: %w", err)
 	}
+	narrowed := make(map[uintptr]platform.ArgFilter, len(filters))
+	for _, af := range filters {
+		narrowed[af.Nr] = af
+	}
+	add := func(nr uintptr, act seccomp.ScmpAction) error {
+		af, ok := narrowed[nr]
+		if !ok {
+			return f.AddRule(seccomp.ScmpSyscall(nr), act)
+		}
+		for _, v := range af.Values {
+			c, err := seccomp.MakeCondition(uint(af.Arg), seccomp.CompareMaskedEqual, 0xffffffff, uint64(v))
+			if err != nil {
+				return err
+			}
+			if err := f.AddRuleConditional(seccomp.ScmpSyscall(nr), act, []seccomp.ScmpCondition{c}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for _, nr := range traps {
-		if err := f.AddRule(seccomp.ScmpSyscall(nr), seccomp.ActTrace); err != nil {
+		if err := add(nr, seccomp.ActTrace); err != nil {
 			return -1, fmt.Errorf("seccomp: trap syscall %d: %w", nr, err)
 		}
 	}
 	for _, nr := range append(notify, platform.SysInstallFD) {
-		if err := f.AddRule(seccomp.ScmpSyscall(nr), seccomp.ActNotify); err != nil {
+		if err := add(nr, seccomp.ActNotify); err != nil {
 			return -1, fmt.Errorf("seccomp: notify syscall %d: %w", nr, err)
 		}
 	}

@@ -35,10 +35,14 @@ func TestFilterRoutesCalls(t *testing.T) {
 	const (
 		trapped  = unix.SYS_GETPGRP
 		notified = unix.SYS_GETPPID
+		// narrowed is notified only when its first argument, as an
+		// int, is 5 (getuid ignores its arguments).
+		narrowed = unix.SYS_GETUID
 	)
 	type results struct {
-		trapped, notified, install, other uintptr
-		errs                              [4]unix.Errno
+		trapped, notified, install, other  uintptr
+		narrowed5, narrowed6, narrowedHigh uintptr
+		errs                               [7]unix.Errno
 	}
 	listener := make(chan int, 1)
 	done := make(chan results, 1)
@@ -46,7 +50,8 @@ func TestFilterRoutesCalls(t *testing.T) {
 		// Never unlocked: the thread carries the filter and ends with
 		// this goroutine instead of going back to the scheduler.
 		runtime.LockOSThread()
-		fd, err := loadFilter([]uintptr{trapped}, []uintptr{notified})
+		fd, err := loadFilter([]uintptr{trapped}, []uintptr{notified, narrowed},
+			[]platform.ArgFilter{{Nr: narrowed, Arg: 0, Values: []uint32{5}}})
 		if err != nil {
 			t.Error(err)
 			listener <- -1
@@ -56,6 +61,9 @@ func TestFilterRoutesCalls(t *testing.T) {
 		var r results
 		r.trapped, _, r.errs[0] = unix.RawSyscall(trapped, 0, 0, 0)
 		r.notified, _, r.errs[1] = unix.RawSyscall(notified, 0, 0, 0)
+		r.narrowed5, _, r.errs[4] = unix.RawSyscall(narrowed, 5, 0, 0)
+		r.narrowed6, _, r.errs[5] = unix.RawSyscall(narrowed, 6, 0, 0)
+		r.narrowedHigh, _, r.errs[6] = unix.RawSyscall(narrowed, 1<<32|5, 0, 0)
 		r.install, _, r.errs[2] = unix.RawSyscall(platform.SysInstallFD, 7, 8, 9)
 		r.other, _, r.errs[3] = unix.RawSyscall(unix.SYS_GETSID, 0, 0, 0)
 		done <- r
@@ -81,6 +89,10 @@ func TestFilterRoutesCalls(t *testing.T) {
 		return req
 	}
 	answer(notified, 4242)
+	answer(narrowed, 55)
+	if req := answer(narrowed, 56); req.args()[0] != 1<<32|5 {
+		t.Errorf("narrowed call's argument %#x, want %#x", req.args()[0], uint64(1<<32|5))
+	}
 	if req := answer(platform.SysInstallFD, 17); req.args()[0] != 7 || req.args()[2] != 9 {
 		t.Errorf("install call's arguments %v, want 7, 8, 9", req.args()[:3])
 	}
@@ -102,6 +114,9 @@ func TestFilterRoutesCalls(t *testing.T) {
 		{"notified", r.notified, r.errs[1], 4242, 0},
 		{"install", r.install, r.errs[2], 17, 0},
 		{"other", r.other, r.errs[3], uintptr(sid), 0},
+		{"narrowed, a listed value", r.narrowed5, r.errs[4], 55, 0},
+		{"narrowed, another value: the host's", r.narrowed6, r.errs[5], uintptr(unix.Getuid()), 0},
+		{"narrowed, a listed value with the upper half set", r.narrowedHigh, r.errs[6], 56, 0},
 	} {
 		if c.err != c.werr || (c.werr == 0 && c.got != c.want) {
 			t.Errorf("%s: got %d (%v), want %d (%v)", c.name, int64(c.got), c.err, int64(c.want), c.werr)

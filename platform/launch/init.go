@@ -47,6 +47,9 @@ type Spec struct {
 	// instead of stopping for the tracer (the install call, SysInstallFD,
 	// always is).
 	Notify []uintptr
+	// Filters narrow some of those calls to the ones whose argument
+	// has one of the listed values.
+	Filters []platform.ArgFilter
 	// IgnoredSignals (bit N-1 for signal N) are the signals the sentry's
 	// caller left ignored (InitialIgnored): the guest starts with those
 	// ignored and every other signal at its default action, as a program
@@ -134,7 +137,7 @@ func InitMain() {
 		os.Exit(ExitSandbox)
 	}
 	handOver := startListenerHandOver(&msg)
-	listener, err := loadFilter(spec.Traps, spec.Notify)
+	listener, err := loadFilter(spec.Traps, spec.Notify, spec.Filters)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: init: %v\n", err)
 		os.Exit(ExitSandbox)

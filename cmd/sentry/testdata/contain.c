@@ -537,6 +537,24 @@ static int pidfd(void) {
 	return 0;
 }
 
+// fcntlhigh: fcntl's cmd is an unsigned int. Only the commands the sentry
+// follows are trapped, so a duplicating command with the register's upper
+// half set must still be seen as the kernel reads it: otherwise the copy
+// is a placeholder the sentry does not know (its fstat showed the host's
+// backing) and the file is unseen through it.
+static int fcntlhigh(void) {
+	int fd = open(tmp(""), O_CREAT | O_RDWR | O_TRUNC, 0644);
+	long d = say("dupfd", syscall(SYS_fcntl, fd, (1UL << 32) | F_DUPFD, 20));
+	long c = say("dupfd-cloexec", syscall(SYS_fcntl, fd, (1UL << 32) | F_DUPFD_CLOEXEC, 30));
+	say("getfd-cloexec", syscall(SYS_fcntl, c, (1UL << 32) | F_GETFD) == FD_CLOEXEC ? 0 : -1);
+	close(fd);
+	say("write", write(d, "high", 4));
+	sameFile("dupfd-same", d, tmp(""));
+	sameFile("cloexec-same", c, tmp(""));
+	content("file", tmp(""));
+	return 0;
+}
+
 // race (item 4): a second thread flips a path between a host decoy,
 // "/var/tmp/U-race", and "/////tmp/U-race" (the first four bytes, one
 // aligned store) while this thread creates, makes directories, renames
@@ -629,6 +647,8 @@ int main(int argc, char **argv) {
 		return secret();
 	if (!strcmp(cmd, "pidfd"))
 		return pidfd();
+	if (!strcmp(cmd, "fcntlhigh"))
+		return fcntlhigh();
 	if (!strcmp(cmd, "race"))
 		return race();
 	fprintf(stderr, "contain: unknown command %s\n", cmd);

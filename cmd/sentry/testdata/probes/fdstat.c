@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -300,22 +301,29 @@ static void case_cloexec(char *self) {
 	int c = dup(a);                                     // dup clears FD_CLOEXEC
 	int d = open(p("cloexec_b"), O_RDONLY);             // marked by F_SETFD below
 	int f = fcntl(b, F_DUPFD_CLOEXEC, 0);               // a cloexec dup of b
+	int g = open(p("cloexec_b"), O_RDONLY | O_CLOEXEC); // cleared by FIONCLEX
+	int h = open(p("cloexec_a"), O_RDONLY);             // marked by FIOCLEX
 	SIMPLE("cloexec.setfd", fcntl(d, F_SETFD, FD_CLOEXEC));
+	SIMPLE("cloexec.fionclex", ioctl(g, FIONCLEX));
+	SIMPLE("cloexec.fioclex", ioctl(h, FIOCLEX));
 	begin("cloexec.parent");
 	addgetfd("a", a);
 	addgetfd("b", b);
 	addgetfd("dupA", c);
 	addgetfd("setfdD", d);
 	addgetfd("dupfdCloexecB", f);
+	addgetfd("fionclexB", g);
+	addgetfd("fioclexA", h);
 	end();
 	pid_t pid = fork();
 	if (pid == 0) {
-		char fds[5][16], sbase[16];
-		int list[5] = {a, b, c, d, f};
-		for (int i = 0; i < 5; i++)
+		char fds[7][16], sbase[16];
+		int list[7] = {a, b, c, d, f, g, h};
+		for (int i = 0; i < 7; i++)
 			snprintf(fds[i], sizeof fds[i], "%d", list[i]);
 		snprintf(sbase, sizeof sbase, "%d", base);
-		execl(self, self, "exec-child", dir, sbase, fds[0], fds[1], fds[2], fds[3], fds[4], (char *)NULL);
+		execl(self, self, "exec-child", dir, sbase, fds[0], fds[1], fds[2], fds[3], fds[4], fds[5], fds[6],
+		      (char *)NULL);
 		_exit(127);
 	}
 	int status = 0;
@@ -332,6 +340,8 @@ static void case_cloexec(char *self) {
 	close(c);
 	close(d);
 	close(f);
+	close(g);
+	close(h);
 }
 
 static void case_offsets(void) {
