@@ -162,6 +162,11 @@ type Injector interface {
 	// ServingThread, TracerThread): a signal interrupting ADDFD's wait
 	// withdraws the install of a call already marked answered.
 	InstallFD(id uint64, fd int, cloexec bool) (int32, error)
+	// InstallFDAt is InstallFD at number at (SECCOMP_ADDFD_FLAG_SETFD:
+	// the kernel's replace_fd, dup2's own path, which closes what at
+	// held), completing the call with at. If it fails the call is still
+	// waiting for its answer.
+	InstallFDAt(id uint64, fd int, at int32, cloexec bool) error
 	// Blocking says the calling handler is about to wait for something
 	// the guest may do (a FIFO's other end): other calls must be served
 	// meanwhile.

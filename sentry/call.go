@@ -302,6 +302,30 @@ func (c *Call) InstallFile(f *vfs.FileDescription, cloexec bool, undo func()) Re
 	return Result{Result: platform.Result{Action: platform.Install}, Served: true}
 }
 
+// InstallAt answers notified call c by giving the guest a copy of the
+// sentry's descriptor src at number at (Injector.InstallFDAt: dup2's own
+// path in the kernel, which closes what at held), with FD_CLOEXEC if
+// cloexec; the task's table then maps at to f (nil: a host file, no
+// entry). The table is locked throughout, as for InstallFile. src stays
+// the caller's.
+func (c *Call) InstallAt(src int, at int32, f *vfs.FileDescription, cloexec bool) Result {
+	inj := c.k.injector()
+	if inj == nil || !c.notified {
+		return Err(unix.ENOSYS)
+	}
+	old, err := c.fdt.ReplaceWith(at, func() error {
+		return inj.InstallFDAt(c.notifID, src, at, cloexec)
+	}, f, cloexec)
+	if err != nil {
+		return ErrOf(err)
+	}
+	if old != nil {
+		// What at held is closed (do_dup2 -> filp_close).
+		old.DecRef()
+	}
+	return Result{Result: platform.Result{Action: platform.Responded, Ret: int64(at)}, Served: true}
+}
+
 // InstallFileThen is InstallFile for a stopped call whose handler goes on
 // at the call's exit: the call becomes the install call with an exit stop
 // (a Rewrite), and then sees the installed number (or the install's

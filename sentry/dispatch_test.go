@@ -79,6 +79,13 @@ func (f *fakeInjector) InstallFD(id uint64, fd int, cloexec bool) (int32, error)
 	f.next++
 	return n, nil
 }
+func (f *fakeInjector) InstallFDAt(id uint64, fd int, at int32, cloexec bool) error {
+	if f.err != nil {
+		return f.err
+	}
+	f.installs = append(f.installs, fakeInstall{id, cloexec})
+	return nil
+}
 func (f *fakeInjector) Blocking()         {}
 func (f *fakeInjector) Valid(uint64) bool { f.valids++; return !f.gone }
 func (f *fakeInjector) Respond(id uint64, ret int64) {

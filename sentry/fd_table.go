@@ -114,6 +114,32 @@ func (t *FDTable) Remove(fd int32) *vfs.FileDescription {
 	return e.file
 }
 
+// ReplaceWith runs put, which gives the guest its descriptor at fd (a
+// notifying platform's ADDFD with SETFD, which may resume the guest at
+// once), with the table locked throughout as InstallWith does; then fd
+// means file (taking a reference), or nothing if file is nil (a host
+// file). It returns the description fd meant before (the caller releases
+// it). If put fails nothing changes.
+func (t *FDTable) ReplaceWith(fd int32, put func() error, file *vfs.FileDescription, cloexec bool) (*vfs.FileDescription, error) {
+	t.mu.Lock()
+	if err := put(); err != nil {
+		t.mu.Unlock()
+		return nil, err
+	}
+	old, had := t.entries[fd]
+	if file != nil {
+		file.IncRef()
+		t.entries[fd] = fdEntry{file: file, cloexec: cloexec}
+	} else {
+		delete(t.entries, fd)
+	}
+	t.mu.Unlock()
+	if had {
+		return old.file, nil
+	}
+	return nil, nil
+}
+
 // CloseOnExec reports fd's FD_CLOEXEC flag and whether fd exists.
 func (t *FDTable) CloseOnExec(fd int32) (cloexec, ok bool) {
 	t.mu.Lock()

@@ -10,22 +10,82 @@ import (
 
 // The dup family runs on the host, which allocates the number, checks the
 // arguments (EBADF, EINVAL, EMFILE) and replaces the target placeholder;
-// the table follows at the call's exit when it succeeded. Calls touching no
-// virtual fd pass through without an exit stop.
+// on a stopped call the table follows at the call's exit when it
+// succeeded. A notified call (dup, dup2, dup3 on unotify) has no exit: the
+// sentry installs the placeholder itself with ADDFD, which is the kernel's
+// own path for these calls (get_unused_fd_flags for dup, replace_fd, that
+// is do_dup2, for dup2 and dup3), and the table follows as it does. Calls
+// touching no virtual fd pass through without an exit stop.
 
 // Dup is dup(oldfd).
 func Dup(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if c.Notified() {
+		f := c.FDTable().Get(int32(args[0]))
+		if f == nil {
+			return sentry.Pass()
+		}
+		defer f.DecRef()
+		return c.InstallFile(f, false, nil)
+	}
 	return dupObserve(c, args, unix.SYS_DUP, int32(args[0]), -1, false)
 }
 
 // Dup2 is dup2(oldfd, newfd).
 func Dup2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if c.Notified() {
+		return dupNotified(c, int32(args[0]), int32(args[1]), false)
+	}
 	return dupObserve(c, args, unix.SYS_DUP2, int32(args[0]), int32(args[1]), false)
 }
 
 // Dup3 is dup3(oldfd, newfd, flags).
 func Dup3(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	return dupObserve(c, args, unix.SYS_DUP3, int32(args[0]), int32(args[1]), uint32(args[2])&unix.O_CLOEXEC != 0)
+	oldfd, newfd, flags := int32(args[0]), int32(args[1]), uint32(args[2])
+	if c.Notified() {
+		if flags&^unix.O_CLOEXEC != 0 || oldfd == newfd {
+			// ksys_dup3's EINVAL, the host's.
+			return sentry.Pass()
+		}
+		return dupNotified(c, oldfd, newfd, flags&unix.O_CLOEXEC != 0)
+	}
+	return dupObserve(c, args, unix.SYS_DUP3, oldfd, newfd, flags&unix.O_CLOEXEC != 0)
+}
+
+// dupNotified serves a notified dup2 or dup3 that touches a virtual fd:
+// oldfd's open file (the placeholder's, or a host file's, taken from the
+// guest with pidfd_getfd) goes to newfd with ADDFD's SETFD, which closes
+// what newfd held as dup2 does, and the table follows.
+func dupNotified(c *sentry.Call, oldfd, newfd int32, cloexec bool) sentry.Result {
+	fdt := c.FDTable()
+	f := fdt.Get(oldfd)
+	if f != nil {
+		defer f.DecRef()
+	}
+	if f == nil && !fdt.Has(newfd) || oldfd == newfd {
+		// No virtual fd, or dup2(fd, fd), which changes nothing: the
+		// host's.
+		return sentry.Pass()
+	}
+	if f != nil {
+		return c.InstallAt(f.HostFD, newfd, f, cloexec)
+	}
+	// A host file over a virtual fd.
+	src, err := platform.GetFD(c.TID, oldfd)
+	if err != nil {
+		// oldfd is not open: dup2's EBADF.
+		return sentry.ErrOf(err)
+	}
+	defer unix.Close(src)
+	if fl, err := unix.FcntlInt(uintptr(src), unix.F_GETFL, 0); err == nil && fl&unix.O_PATH != 0 {
+		// ADDFD takes no O_PATH file (fget): the table lets newfd go
+		// first and the host duplicates. Another thread using newfd
+		// meanwhile sees the placeholder as a host file.
+		if old := fdt.Remove(newfd); old != nil {
+			old.DecRef()
+		}
+		return sentry.PassServed()
+	}
+	return c.InstallAt(src, newfd, nil, cloexec)
 }
 
 func dupObserve(c *sentry.Call, args *platform.SyscallArgs, sysno uintptr, oldfd, newfd int32, cloexec bool) sentry.Result {

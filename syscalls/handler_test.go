@@ -53,6 +53,15 @@ func (j *testInjector) InstallFD(_ uint64, fd int, cloexec bool) (int32, error) 
 	}
 	return j.next, nil
 }
+func (j *testInjector) InstallFDAt(_ uint64, fd int, at int32, cloexec bool) error {
+	if j.err != nil {
+		return j.err
+	}
+	if j.real {
+		return unix.Dup3(fd, int(at), unix.O_CLOEXEC)
+	}
+	return nil
+}
 func (j *testInjector) Blocking()             {}
 func (j *testInjector) Respond(uint64, int64) {}
 func (j *testInjector) Valid(uint64) bool     { return true }

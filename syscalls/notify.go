@@ -161,6 +161,7 @@ func openHostPath(c *sentry.Call, _ *platform.SyscallArgs, _ string) sentry.Resu
 var notifySet = map[uintptr]sentry.HostFn{
 	unix.SYS_OPEN: openHostPath, unix.SYS_OPENAT: openHostPath, unix.SYS_OPENAT2: openHostPath, unix.SYS_CREAT: openHostPath,
 	unix.SYS_CLOSE: nil, unix.SYS_FSTAT: nil,
+	unix.SYS_DUP: nil, unix.SYS_DUP2: nil, unix.SYS_DUP3: nil,
 	unix.SYS_NEWFSTATAT: statHost, unix.SYS_STAT: statHost, unix.SYS_LSTAT: statHost, unix.SYS_STATX: statHost,
 	unix.SYS_GETDENTS64: nil, unix.SYS_FSTATFS: nil,
 	unix.SYS_ACCESS: accessHost, unix.SYS_FACCESSAT: accessHost, unix.SYS_FACCESSAT2: accessHost,

@@ -446,6 +446,21 @@ func (s *server) InstallFD(id uint64, fd int, cloexec bool) (int32, error) {
 	return int32(r), nil
 }
 
+// InstallFDAt implements platform.Injector.
+func (s *server) InstallFDAt(id uint64, fd int, at int32, cloexec bool) error {
+	a := seccompNotifAddfd{id: id, srcfd: uint32(fd), newfd: uint32(at),
+		flags: unix.SECCOMP_ADDFD_FLAG_SETFD | unix.SECCOMP_ADDFD_FLAG_SEND}
+	if cloexec {
+		a.newfdFlags = unix.O_CLOEXEC
+	}
+	// As InstallFD: the calling thread blocks signals.
+	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 // Respond implements platform.Injector.
 func (s *server) Respond(id uint64, ret int64) {
 	resp := seccompNotifResp{id: id}

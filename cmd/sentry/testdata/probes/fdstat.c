@@ -1213,6 +1213,37 @@ static void case_fcntl(void) {
 	SIMPLEFD("dup2.replace", dup2(fd, other));
 	T(sc_fstat(other, &st));
 	stcase("dup2.replace.fstat", &st, &ref);
+	// A host file over a virtual fd, and back (unotify installs these
+	// itself: the host file is taken from the guest).
+	int pp[2];
+	if (pipe(pp) == 0) {
+		struct stat pst;
+		fstat(pp[1], &pst);
+		SIMPLEFD("dup2.pipe_over_virtual", dup2(pp[1], other));
+		T(sc_fstat(other, &st));
+		begin("dup2.pipe_over_virtual.fstat");
+		add(" fifo=%s samepipe=%s", yesno(S_ISFIFO(st.st_mode)), yesno(st.st_ino == pst.st_ino));
+		end();
+		SIMPLEFD("dup3.virtual_over_pipe", dup3(fd, other, O_CLOEXEC));
+		T(sc_fstat(other, &st));
+		stcase("dup3.virtual_over_pipe.fstat", &st, &ref);
+		begin("dup3.virtual_over_pipe.getfd");
+		addgetfd("fd", other);
+		end();
+		int opath = open("/", O_PATH);
+		SIMPLEFD("dup2.opath_over_virtual", dup2(opath, other));
+		T(sc_fstat(other, &st));
+		begin("dup2.opath_over_virtual.fstat");
+		add(" root=%s", yesno(st.st_ino == rootst.st_ino && st.st_dev == rootst.st_dev));
+		end();
+		int nd = dup(fd);
+		T(sc_fstat(nd, &st));
+		stcase("dup.virtual.fstat", &st, &ref);
+		close(nd);
+		close(opath);
+		close(pp[0]);
+		close(pp[1]);
+	}
 	close(other);
 	close(ce);
 	close(fd);
