@@ -313,8 +313,8 @@ func (c *Call) InstallAt(src int, at int32, f *vfs.FileDescription, cloexec bool
 	if inj == nil || !c.notified {
 		return Err(unix.ENOSYS)
 	}
-	old, err := c.fdt.ReplaceWith(at, func() error {
-		return inj.InstallFDAt(c.notifID, src, at, cloexec)
+	_, old, err := c.fdt.InstallWith(func() (int32, error) {
+		return at, inj.InstallFDAt(c.notifID, src, at, cloexec)
 	}, f, cloexec)
 	if err != nil {
 		return ErrOf(err)

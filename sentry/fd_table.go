@@ -81,7 +81,8 @@ func (t *FDTable) Install(fd int32, file *vfs.FileDescription, cloexec bool) *vf
 // notifying platform's ADDFD, which may resume the guest at once), and no
 // other guest thread's call can look the number up before the entry
 // exists. It returns the number and the description the number held
-// before (the caller releases it).
+// before (the caller releases it). A nil file leaves the number without
+// an entry (a host file now). If alloc fails nothing changes.
 func (t *FDTable) InstallWith(alloc func() (int32, error), file *vfs.FileDescription, cloexec bool) (int32, *vfs.FileDescription, error) {
 	t.mu.Lock()
 	fd, err := alloc()
@@ -89,9 +90,13 @@ func (t *FDTable) InstallWith(alloc func() (int32, error), file *vfs.FileDescrip
 		t.mu.Unlock()
 		return -1, nil, err
 	}
-	file.IncRef()
 	old, had := t.entries[fd]
-	t.entries[fd] = fdEntry{file: file, cloexec: cloexec}
+	if file != nil {
+		file.IncRef()
+		t.entries[fd] = fdEntry{file: file, cloexec: cloexec}
+	} else {
+		delete(t.entries, fd)
+	}
 	t.mu.Unlock()
 	if had {
 		return fd, old.file, nil
@@ -112,32 +117,6 @@ func (t *FDTable) Remove(fd int32) *vfs.FileDescription {
 		return nil
 	}
 	return e.file
-}
-
-// ReplaceWith runs put, which gives the guest its descriptor at fd (a
-// notifying platform's ADDFD with SETFD, which may resume the guest at
-// once), with the table locked throughout as InstallWith does; then fd
-// means file (taking a reference), or nothing if file is nil (a host
-// file). It returns the description fd meant before (the caller releases
-// it). If put fails nothing changes.
-func (t *FDTable) ReplaceWith(fd int32, put func() error, file *vfs.FileDescription, cloexec bool) (*vfs.FileDescription, error) {
-	t.mu.Lock()
-	if err := put(); err != nil {
-		t.mu.Unlock()
-		return nil, err
-	}
-	old, had := t.entries[fd]
-	if file != nil {
-		file.IncRef()
-		t.entries[fd] = fdEntry{file: file, cloexec: cloexec}
-	} else {
-		delete(t.entries, fd)
-	}
-	t.mu.Unlock()
-	if had {
-		return old.file, nil
-	}
-	return nil, nil
 }
 
 // CloseOnExec reports fd's FD_CLOEXEC flag and whether fd exists.
