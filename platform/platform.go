@@ -11,13 +11,18 @@ type SyscallArgs [6]uintptr
 
 // ArgFilter narrows the trap of call Nr to the calls whose argument Arg,
 // taken as the 32-bit int the kernel reads (the register's upper half is
-// ignored, as the kernel ignores it), is one of Values; the others run on
-// the host untrapped. A guest that sets the upper half is trapped as the
-// kernel will read the call.
+// ignored, as the kernel ignores it), is one of Values (every value if
+// Values is nil); the others run on the host untrapped. A guest that sets
+// the upper half is trapped as the kernel will read the call.
+//
+// Stop lists the values of Arg for which a notified call stops the guest
+// instead (its handler may rewrite the call, which a notification cannot
+// carry); a call that always stops ignores it.
 type ArgFilter struct {
 	Nr     uintptr
 	Arg    int
 	Values []uint32
+	Stop   []uint32
 }
 
 // Action says what the platform does with a trapped system call.

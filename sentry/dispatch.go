@@ -306,12 +306,20 @@ func (k *Kernel) Interrupted(tid int32, sysno uintptr, args *platform.SyscallArg
 	switch sysno {
 	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CREAT:
 		// The one family the sentry passes through that blocks on the
-		// host interruptibly: an open of a host FIFO or device.
+		// host interruptibly, and may wait there for ever: an open of a
+		// host FIFO or device.
 	default:
-		// The others cannot come back from the host with ERESTARTSYS
+		// The others do not come back from the host with ERESTARTSYS
 		// (close turns it into EINTR itself; the stat family, access,
-		// readlink, getdents64 and fstatfs do not sleep
-		// interruptibly on local file systems).
+		// readlink, getdents64, fstatfs and the notified fcntl commands
+		// do not sleep interruptibly on local file systems), or only
+		// from a wait that ends (a FUSE file's xattrs; the ioctls that
+		// wait on a terminal or a console stop instead: ioctlBlocking in
+		// syscalls): restarted after the handler, they are what Linux
+		// does had the signal come just before the call. That is also
+		// what makes a call withdrawn before the sentry received it
+		// restart, and a record of the task's previous, identical call
+		// cannot tell the two apart.
 		return true
 	}
 	t := k.Task(tid)

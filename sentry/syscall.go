@@ -55,8 +55,13 @@ type Syscall struct {
 	// the calls whose argument TrapArg (as an int) is one of TrapValues:
 	// the commands the handler serves or follows. The rest, which it
 	// would pass through, never reach the sentry (platform.ArgFilter).
+	//
+	// StopValues are the values of TrapArg for which a Notify call still
+	// stops the guest: those its handler may rewrite (the rest of the
+	// call's family is notified).
 	TrapArg    int
 	TrapValues []uint32
+	StopValues []uint32
 }
 
 // SyscallTable maps syscall numbers to entries; the trap list is derived
@@ -89,12 +94,13 @@ func (tb *SyscallTable) Traps() []uintptr {
 	return nrs
 }
 
-// ArgFilters lists the narrowed traps (TrapValues) for the filter.
+// ArgFilters lists the narrowed traps (TrapValues) and the notified
+// calls that stop for some values (StopValues) for the filter.
 func (tb *SyscallTable) ArgFilters() []platform.ArgFilter {
 	var fs []platform.ArgFilter
 	for nr := range tb {
-		if tb[nr].Fn != nil && tb[nr].TrapValues != nil {
-			fs = append(fs, platform.ArgFilter{Nr: uintptr(nr), Arg: tb[nr].TrapArg, Values: tb[nr].TrapValues})
+		if s := &tb[nr]; s.Fn != nil && (s.TrapValues != nil || s.StopValues != nil) {
+			fs = append(fs, platform.ArgFilter{Nr: uintptr(nr), Arg: s.TrapArg, Values: s.TrapValues, Stop: s.StopValues})
 		}
 	}
 	return fs

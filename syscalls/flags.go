@@ -66,6 +66,11 @@ func fileattrIoctl(c *sentry.Call, f *vfs.FileDescription, req uint32, arg uintp
 		if c.CopyIn(arg, b[:4]) != nil {
 			return sentry.Err(unix.EFAULT), true
 		}
+		if !c.CallValid() {
+			// As Call.ReadPath: a notified thread that died meanwhile
+			// is not acted for with what may not be its memory.
+			return sentry.Err(unix.EINTR), true
+		}
 		return setFSFlags(c, fl, binary.LittleEndian.Uint32(b[:])), true
 	case fsIocFsgetxattr:
 		binary.LittleEndian.PutUint32(b[:], xflagsOf(fl.FSFlags()))
@@ -77,6 +82,9 @@ func fileattrIoctl(c *sentry.Call, f *vfs.FileDescription, req uint32, arg uintp
 	// FS_IOC_FSSETXATTR.
 	if c.CopyIn(arg, b[:]) != nil {
 		return sentry.Err(unix.EFAULT), true
+	}
+	if !c.CallValid() {
+		return sentry.Err(unix.EINTR), true
 	}
 	return setFileattr(c, f.Inode, fsxattr{
 		xflags:  uint64(binary.LittleEndian.Uint32(b[0:])),

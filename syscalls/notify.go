@@ -156,8 +156,10 @@ func openHostPath(c *sentry.Call, _ *platform.SyscallArgs, _ string) sentry.Resu
 
 // notifySet are the calls a notifying platform serves without a stop: the
 // hot ones, whose handlers never rewrite a call, with the Host that serves
-// their paths resolved back to the host. The others (dup, fcntl, exec,
-// chdir, name changes, ...) still stop for the tracer.
+// their paths resolved back to the host, and the descriptor calls whose
+// handlers act on the sentry's file or let the host run the call (fcntl
+// and ioctl but for the values that stop: the table's StopValues). The
+// others (exec, chdir, name changes, ...) still stop for the tracer.
 var notifySet = map[uintptr]sentry.HostFn{
 	unix.SYS_OPEN: openHostPath, unix.SYS_OPENAT: openHostPath, unix.SYS_OPENAT2: openHostPath, unix.SYS_CREAT: openHostPath,
 	unix.SYS_CLOSE: nil, unix.SYS_FSTAT: nil,
@@ -166,4 +168,6 @@ var notifySet = map[uintptr]sentry.HostFn{
 	unix.SYS_GETDENTS64: nil, unix.SYS_FSTATFS: nil,
 	unix.SYS_ACCESS: accessHost, unix.SYS_FACCESSAT: accessHost, unix.SYS_FACCESSAT2: accessHost,
 	unix.SYS_READLINK: readlinkHost, unix.SYS_READLINKAT: readlinkHost,
+	unix.SYS_FCNTL: nil, unix.SYS_IOCTL: nil,
+	unix.SYS_FGETXATTR: nil, unix.SYS_FSETXATTR: nil, unix.SYS_FLISTXATTR: nil, unix.SYS_FREMOVEXATTR: nil,
 }

@@ -38,6 +38,26 @@ const (
 	autofsDevIoctlHeaderLen = 24
 )
 
+// ioctlRewritten are the requests CheckedIoctl may rewrite for the host
+// (dedupeRange's copy of the argument). The autofs commands' paths are
+// never redirected (hostPathAsIs refuses them instead).
+var ioctlRewritten = []uint32{unix.FIDEDUPERANGE}
+
+// ioctlBlocking are the requests that wait on a terminal or a console,
+// interruptibly and for as long as the other side wants (tty_wait_until_sent,
+// TIOCMIWAIT, vt_waitactive): stopped, the host's interruption is the
+// guest's to see, as natively (a notified call interrupted is restarted:
+// Kernel.Interrupted).
+var ioctlBlocking = []uint32{unix.TCSETSW, unix.TCSETSF, unix.TCSETAW, unix.TCSETAF,
+	unix.TCSETSW2, unix.TCSETSF2, unix.TCSBRK, unix.TCSBRKP, unix.TIOCMIWAIT,
+	vtWaitActive, vtWaitEvent}
+
+// The console's waiting requests (linux/vt.h).
+const (
+	vtWaitActive = 0x5607
+	vtWaitEvent  = 0x560E
+)
+
 // CheckedIoctl is ioctl(fd, request, arg). On a virtual fd the sentry
 // serves it (Ioctl). On a host fd it passes, unless the request hands the
 // host's driver a virtual fd (or a path into a sentry mount):

@@ -4,6 +4,8 @@
 package syscalls
 
 import (
+	"slices"
+
 	"golang.org/x/sys/unix"
 
 	"sentry/sentry"
@@ -56,6 +58,8 @@ func NewTable() *sentry.SyscallTable {
 	// on the host untrapped, on any descriptor.
 	t[unix.SYS_FCNTL].TrapArg = 1
 	t[unix.SYS_FCNTL].TrapValues = fcntlTrapped
+	// The dups are observed at their exit (notify.go).
+	t[unix.SYS_FCNTL].StopValues = []uint32{unix.F_DUPFD, unix.F_DUPFD_CLOEXEC}
 	// Data: none. A regular file's placeholder is its data's own host
 	// file (fs/tmpfs/storage.go), so read, write, lseek, their positioned
 	// and vector forms, ftruncate, fallocate, fsync, fadvise, mmap, flock,
@@ -85,6 +89,10 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_MKNOD, "mknod", Mknod, path, mode, hex)
 	add(unix.SYS_MKNODAT, "mknodat", Mknodat, fd, path, mode, hex)
 	add(unix.SYS_IOCTL, "ioctl", CheckedIoctl, fd, hex, ptr)
+	t[unix.SYS_IOCTL].TrapArg = 1
+	// A notified ioctl stops for the requests CheckedIoctl may rewrite and
+	// those that may wait on the host (policy_fdargs.go).
+	t[unix.SYS_IOCTL].StopValues = append(slices.Clone(ioctlRewritten), ioctlBlocking...)
 	// Extended attributes: xattr.go.
 	add(unix.SYS_GETXATTR, "getxattr", Getxattr, path, path, ptr, num)
 	add(unix.SYS_LGETXATTR, "lgetxattr", Lgetxattr, path, path, ptr, num)

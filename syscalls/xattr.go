@@ -344,6 +344,11 @@ func setxattrCopy(c *sentry.Call, nameAddr, valueAddr uintptr, size uint64, flag
 		if err := c.CopyIn(valueAddr, value); err != nil {
 			return "", nil, err
 		}
+		if !c.CallValid() {
+			// The name's read checked too (Call.ReadPath): the value
+			// is read after it.
+			return "", nil, unix.EINTR
+		}
 	}
 	return name, value, nil
 }

@@ -55,7 +55,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.closePath, "close-path", "sync", "how close(2) releases a file: sync (released inside close, the __fput_sync patch) or deferred (queued as task work, the stock kernel)")
 	fs.StringVar(&f.shortcut, "fstatat-shortcut", "on", "on: newfstatat(fd, \"\", buf, AT_EMPTY_PATH) is served as fstat(fd) without copying the path (the vfs_fstatat patch); off: it is walked like any path")
 	fs.StringVar(&f.fault, "inject-fault", "", "for testing the tests: `SYSCALL:ERRNO` makes every SYSCALL the sentry serves itself fail with ERRNO (e.g. fstat:EIO)")
-	fs.StringVar(&f.platform, "platform", defaultPlatform(), "how calls are trapped: ptrace (every trapped call stops the guest for the tracer) or unotify (the hot calls -- open, close, dup, stat, getdents, access, readlink -- are served by seccomp user notification without a ptrace stop; fork, exec and the rest still stop). Default from $SENTRY_PLATFORM, else ptrace")
+	fs.StringVar(&f.platform, "platform", defaultPlatform(), "how calls are trapped: ptrace (every trapped call stops the guest for the tracer) or unotify (the hot calls -- open, close, dup, stat, getdents, access, readlink -- and fcntl but its dups, ioctl and the fd xattr calls are served by seccomp user notification without a ptrace stop; fork, exec and the rest still stop). Default from $SENTRY_PLATFORM, else ptrace")
 	fs.IntVar(&f.mountMax, "mount-max", 0, "the most mounts the guest's mount namespace holds, the guest's tmpfs mounts in the sandbox's directories included (as the fs.mount-max sysctl; 0: the host's)")
 	fs.IntVar(&f.cpu, "cpu", 0, "pin the tracer and the guest to this CPU (a trap then stays on one CPU, several times faster on a VM); -1 leaves them unpinned")
 }

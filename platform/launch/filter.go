@@ -3,6 +3,7 @@ package launch
 import (
 	"fmt"
 	"os"
+	"slices"
 	"unsafe"
 
 	seccomp "github.com/seccomp/libseccomp-golang"
@@ -31,7 +32,8 @@ import (
 //
 // A call with an ArgFilter is trapped only when its argument is one of the
 // filter's values (compared on the lower 32 bits, as the kernel reads an
-// int argument), and otherwise allowed.
+// int argument), and otherwise allowed; a notified one stops instead for
+// the filter's Stop values.
 func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter) (int, error) {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
@@ -55,7 +57,7 @@ func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter) (int, err
 	}
 	add := func(nr uintptr, act seccomp.ScmpAction) error {
 		af, ok := narrowed[nr]
-		if !ok {
+		if !ok || af.Values == nil {
 			return f.AddRule(seccomp.ScmpSyscall(nr), act)
 		}
 		for _, v := range af.Values {
@@ -86,6 +88,7 @@ func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter) (int, err
 	if err != nil {
 		return -1, err
 	}
+	prog = append(stopPrologue(notify, filters), prog...)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	fd, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
 		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, uintptr(unsafe.Pointer(&fprog)))
@@ -93,6 +96,62 @@ func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter) (int, err
 		return -1, fmt.Errorf("seccomp: load with a listener (Linux 5.19 or later is needed): %w", e)
 	}
 	return int(fd), nil
+}
+
+// stopPrologue is the BPF that runs before libseccomp's program and stops
+// (SECCOMP_RET_TRACE) the notified calls whose argument is one of their
+// filter's Stop values: libseccomp lets a call's unconditional rule win
+// over its conditional ones, so "notify, but stop for these" cannot be
+// said in its rules. The argument is compared on its lower 32 bits, as
+// the kernel reads it, and only for x86-64 calls (libseccomp's program
+// fails the others).
+func stopPrologue(notify []uintptr, filters []platform.ArgFilter) []unix.SockFilter {
+	const (
+		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ja  = unix.BPF_JMP | unix.BPF_JA
+		// struct seccomp_data: nr, arch, instruction_pointer, args[6].
+		offArch, offArgs = 4, 16
+	)
+	var stops []platform.ArgFilter
+	size := 3 // the arch's load and check, the trace
+	for _, af := range filters {
+		if len(af.Stop) > 0 && slices.Contains(notify, af.Nr) {
+			stops = append(stops, af)
+			size += 4 + len(af.Stop)
+		}
+	}
+	if len(stops) == 0 {
+		return nil
+	}
+	trace, end := size-1, size
+	p := make([]unix.SockFilter, 0, size)
+	// emit appends an instruction whose jumps go to the absolute
+	// positions jt and jf, 0 for the next instruction (BPF counts them
+	// from the next instruction, in a byte: the prologue is a few dozen
+	// instructions at most).
+	emit := func(code uint16, k uint32, jt, jf int) {
+		pc := len(p)
+		p = append(p, unix.SockFilter{Code: code, K: k, Jt: uint8(max(jt-pc-1, 0)), Jf: uint8(max(jf-pc-1, 0))})
+	}
+	emit(ld, offArch, 0, 0)
+	emit(jeq, unix.AUDIT_ARCH_X86_64, 0, end)
+	for _, af := range stops {
+		next := len(p) + 4 + len(af.Stop) // the next block
+		if next == trace {
+			next = end
+		}
+		emit(ld, 0, 0, 0)
+		emit(jeq, uint32(af.Nr), 0, next)
+		emit(ld, uint32(offArgs+8*af.Arg), 0, 0) // the lower half (little-endian)
+		for _, v := range af.Stop {
+			emit(jeq, v, trace, 0)
+		}
+		pc := len(p)
+		p = append(p, unix.SockFilter{Code: ja, K: uint32(end - pc - 1)})
+	}
+	p = append(p, unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_TRACE})
+	return p
 }
 
 // exportBPF returns the filter's BPF program.

@@ -38,11 +38,15 @@ func TestFilterRoutesCalls(t *testing.T) {
 		// narrowed is notified only when its first argument, as an
 		// int, is 5 (getuid ignores its arguments).
 		narrowed = unix.SYS_GETUID
+		// mixed is notified but stops for 5 (and 7 with the upper
+		// half set): without a tracer, ENOSYS.
+		mixed = unix.SYS_GETEUID
 	)
 	type results struct {
 		trapped, notified, install, other  uintptr
 		narrowed5, narrowed6, narrowedHigh uintptr
-		errs                               [7]unix.Errno
+		narrowed7, mixed5, mixed6, mixed7  uintptr
+		errs                               [11]unix.Errno
 	}
 	listener := make(chan int, 1)
 	done := make(chan results, 1)
@@ -50,8 +54,9 @@ func TestFilterRoutesCalls(t *testing.T) {
 		// Never unlocked: the thread carries the filter and ends with
 		// this goroutine instead of going back to the scheduler.
 		runtime.LockOSThread()
-		fd, err := loadFilter([]uintptr{trapped}, []uintptr{notified, narrowed},
-			[]platform.ArgFilter{{Nr: narrowed, Arg: 0, Values: []uint32{5}}})
+		fd, err := loadFilter([]uintptr{trapped}, []uintptr{notified, narrowed, mixed},
+			[]platform.ArgFilter{{Nr: narrowed, Arg: 0, Values: []uint32{5, 7}, Stop: []uint32{7}},
+				{Nr: mixed, Arg: 1, Stop: []uint32{5, 7}}})
 		if err != nil {
 			t.Error(err)
 			listener <- -1
@@ -64,6 +69,10 @@ func TestFilterRoutesCalls(t *testing.T) {
 		r.narrowed5, _, r.errs[4] = unix.RawSyscall(narrowed, 5, 0, 0)
 		r.narrowed6, _, r.errs[5] = unix.RawSyscall(narrowed, 6, 0, 0)
 		r.narrowedHigh, _, r.errs[6] = unix.RawSyscall(narrowed, 1<<32|5, 0, 0)
+		r.narrowed7, _, r.errs[7] = unix.RawSyscall(narrowed, 7, 0, 0)
+		r.mixed5, _, r.errs[8] = unix.RawSyscall(mixed, 0, 5, 0)
+		r.mixed6, _, r.errs[9] = unix.RawSyscall(mixed, 0, 6, 0)
+		r.mixed7, _, r.errs[10] = unix.RawSyscall(mixed, 0, 1<<32|7, 0)
 		r.install, _, r.errs[2] = unix.RawSyscall(platform.SysInstallFD, 7, 8, 9)
 		r.other, _, r.errs[3] = unix.RawSyscall(unix.SYS_GETSID, 0, 0, 0)
 		done <- r
@@ -93,6 +102,9 @@ func TestFilterRoutesCalls(t *testing.T) {
 	if req := answer(narrowed, 56); req.args()[0] != 1<<32|5 {
 		t.Errorf("narrowed call's argument %#x, want %#x", req.args()[0], uint64(1<<32|5))
 	}
+	if req := answer(mixed, 66); req.args()[1] != 6 {
+		t.Errorf("mixed call's argument %#x, want 6", req.args()[1])
+	}
 	if req := answer(platform.SysInstallFD, 17); req.args()[0] != 7 || req.args()[2] != 9 {
 		t.Errorf("install call's arguments %v, want 7, 8, 9", req.args()[:3])
 	}
@@ -117,6 +129,10 @@ func TestFilterRoutesCalls(t *testing.T) {
 		{"narrowed, a listed value", r.narrowed5, r.errs[4], 55, 0},
 		{"narrowed, another value: the host's", r.narrowed6, r.errs[5], uintptr(unix.Getuid()), 0},
 		{"narrowed, a listed value with the upper half set", r.narrowedHigh, r.errs[6], 56, 0},
+		{"narrowed, a listed value that stops", r.narrowed7, r.errs[7], 0, unix.ENOSYS},
+		{"notified, a value that stops", r.mixed5, r.errs[8], 0, unix.ENOSYS},
+		{"notified, another value", r.mixed6, r.errs[9], 66, 0},
+		{"notified, a value that stops with the upper half set", r.mixed7, r.errs[10], 0, unix.ENOSYS},
 	} {
 		if c.err != c.werr || (c.werr == 0 && c.got != c.want) {
 			t.Errorf("%s: got %d (%v), want %d (%v)", c.name, int64(c.got), c.err, int64(c.want), c.werr)
