@@ -1,6 +1,8 @@
 package syscalls
 
 import (
+	"unsafe"
+
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
@@ -147,6 +149,64 @@ func readlinkHost(c *sentry.Call, args *platform.SyscallArgs, host string) sentr
 	return sentry.Ret(int64(n))
 }
 
+// unlinkHost serves unlink, unlinkat and rmdir on a path the sentry
+// resolved back to the host (Unlinkat checked the flags).
+func unlinkHost(c *sentry.Call, args *platform.SyscallArgs, host string) sentry.Result {
+	flags := 0
+	switch c.Sysno {
+	case unix.SYS_UNLINKAT:
+		flags = int(uint32(args[2]))
+	case unix.SYS_RMDIR:
+		flags = unix.AT_REMOVEDIR
+	}
+	return retErr(asGuest(c.Task, false, func() error {
+		return unix.Unlinkat(unix.AT_FDCWD, host, flags)
+	}))
+}
+
+// mkdirHost serves mkdir and mkdirat on a path the sentry resolved back to
+// the host, with the guest's umask.
+func mkdirHost(c *sentry.Call, args *platform.SyscallArgs, host string) sentry.Result {
+	mode := uint32(args[1])
+	if c.Sysno == unix.SYS_MKDIRAT {
+		mode = uint32(args[2])
+	}
+	return retErr(asGuest(c.Task, true, func() error {
+		return unix.Mkdir(host, mode)
+	}))
+}
+
+// utimensatHost serves utimensat on a path the sentry resolved back to the
+// host: the times are copied in (NULL: both now) and the host checks them.
+func utimensatHost(c *sentry.Call, args *platform.SyscallArgs, host string) sentry.Result {
+	var ts [2]unix.Timespec
+	times := unsafe.Pointer(nil)
+	if args[2] != 0 {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&ts[0])), unsafe.Sizeof(ts))
+		if c.CopyIn(args[2], b) != nil {
+			return sentry.Err(unix.EFAULT)
+		}
+		if !c.CallValid() {
+			// As Call.ReadPath: what was read may not be the thread's.
+			return sentry.Err(unix.EINTR)
+		}
+		times = unsafe.Pointer(&ts[0])
+	}
+	p, err := unix.BytePtrFromString(host)
+	if err != nil {
+		return sentry.Err(unix.EINVAL)
+	}
+	flags := uintptr(uint32(args[3]) & unix.AT_SYMLINK_NOFOLLOW)
+	cwd := int64(unix.AT_FDCWD)
+	return retErr(asGuest(c.Task, false, func() error {
+		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(cwd), uintptr(unsafe.Pointer(p)), uintptr(times), flags, 0, 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	}))
+}
+
 // openHostPath is the Host of the open family: openat serves its
 // redirected paths itself (it knows the flags), so nothing reaches here
 // but a call that passed through after a redirect.
@@ -156,10 +216,11 @@ func openHostPath(c *sentry.Call, _ *platform.SyscallArgs, _ string) sentry.Resu
 
 // notifySet are the calls a notifying platform serves without a stop: the
 // hot ones, whose handlers never rewrite a call, with the Host that serves
-// their paths resolved back to the host, and the descriptor calls whose
+// their paths resolved back to the host (the name changes of one path
+// too: unlink, rmdir, mkdir, utimensat), and the descriptor calls whose
 // handlers act on the sentry's file or let the host run the call (fcntl
 // and ioctl but for the values that stop: the table's StopValues). The
-// others (exec, chdir, name changes, ...) still stop for the tracer.
+// others (exec, chdir, renames and links, ...) still stop for the tracer.
 var notifySet = map[uintptr]sentry.HostFn{
 	unix.SYS_OPEN: openHostPath, unix.SYS_OPENAT: openHostPath, unix.SYS_OPENAT2: openHostPath, unix.SYS_CREAT: openHostPath,
 	unix.SYS_CLOSE: nil, unix.SYS_FSTAT: nil,
@@ -168,6 +229,8 @@ var notifySet = map[uintptr]sentry.HostFn{
 	unix.SYS_GETDENTS64: nil, unix.SYS_FSTATFS: nil,
 	unix.SYS_ACCESS: accessHost, unix.SYS_FACCESSAT: accessHost, unix.SYS_FACCESSAT2: accessHost,
 	unix.SYS_READLINK: readlinkHost, unix.SYS_READLINKAT: readlinkHost,
+	unix.SYS_UNLINK: unlinkHost, unix.SYS_UNLINKAT: unlinkHost, unix.SYS_RMDIR: unlinkHost,
+	unix.SYS_MKDIR: mkdirHost, unix.SYS_MKDIRAT: mkdirHost, unix.SYS_UTIMENSAT: utimensatHost,
 	unix.SYS_FCNTL: nil, unix.SYS_IOCTL: nil,
 	unix.SYS_FGETXATTR: nil, unix.SYS_FSETXATTR: nil, unix.SYS_FLISTXATTR: nil, unix.SYS_FREMOVEXATTR: nil,
 }

@@ -2,12 +2,16 @@ package syscalls_test
 
 import (
 	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
 	"sentry/sentry"
+	"sentry/sentry/vfs"
 	"sentry/syscalls"
 )
 
@@ -118,4 +122,108 @@ func TestNotifiedFDCalls(t *testing.T) {
 			unix.Close(virt)
 		}
 	}
+}
+
+// TestNotifiedHostNames: a notified unlink, rmdir, mkdir or utimensat whose
+// path leads through the sentry's mount back to the host is acted on by
+// the sentry itself (the table's Host): no register can carry the resolved
+// path. The host must then hold what the guest's own call would have left,
+// errors included; a path that never entered the sentry's mount is the
+// host's to run.
+func TestNotifiedHostNames(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("acts with the guest's credentials (asGuest): needs root")
+	}
+	dir := t.TempDir()
+	via := mountPoint + "/.." + dir // enters the mount, leaves it by ".."
+	if err := os.WriteFile(dir+"/f", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	times := []byte{}
+	for _, v := range []int64{1, 0, 2, 0} { // atime 1 s, mtime 2 s
+		times = binary.LittleEndian.AppendUint64(times, uint64(v))
+	}
+	// One locked thread with its own umask, as a serving thread (asGuest),
+	// is also the "guest" whose memory the handlers read: it must live
+	// until the last call.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread ends with it
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			t.Error(err)
+			return
+		}
+		notifiedHostNames(t, dir, via, times)
+	}()
+	<-done
+}
+
+func notifiedHostNames(t *testing.T, dir, via string, times []byte) {
+	cwd := uintptr(unix.AT_FDCWD & 0xffffffff)
+	// Root with one capability: the test owns dir.
+	h := newHarness(t, sentry.Options{Notifying: true, Umask: 0o22, Creds: vfs.Credentials{Caps: 1 << vfs.CapDacReadSearch}})
+	for _, tc := range []struct {
+		name   string
+		nr     uintptr
+		args   []uintptr
+		action platform.Action
+		ret    int64
+		check  func() error
+	}{
+		{"mkdir", unix.SYS_MKDIR, []uintptr{addr(cstr(via + "/d")), 0o777}, platform.Done, 0, func() error {
+			return wantMode(dir+"/d", unix.S_IFDIR|0o755)
+		}},
+		{"mkdirat exists", unix.SYS_MKDIRAT, []uintptr{cwd, addr(cstr(via + "/d")), 0o777}, platform.Done, -int64(unix.EEXIST), nil},
+		{"utimensat", unix.SYS_UTIMENSAT, []uintptr{cwd, addr(cstr(via + "/d")), addr(times), 0}, platform.Done, 0, func() error {
+			var st unix.Stat_t
+			if err := unix.Stat(dir+"/d", &st); err != nil {
+				return err
+			}
+			if st.Atim.Sec != 1 || st.Mtim.Sec != 2 {
+				return fmt.Errorf("times %d %d, want 1 2", st.Atim.Sec, st.Mtim.Sec)
+			}
+			return nil
+		}},
+		{"unlinkat a directory", unix.SYS_UNLINKAT, []uintptr{cwd, addr(cstr(via + "/d")), 0}, platform.Done, -int64(unix.EISDIR), nil},
+		{"rmdir", unix.SYS_RMDIR, []uintptr{addr(cstr(via + "/d"))}, platform.Done, 0, func() error {
+			return gone(dir + "/d")
+		}},
+		{"unlink", unix.SYS_UNLINK, []uintptr{addr(cstr(via + "/f"))}, platform.Done, 0, func() error {
+			return gone(dir + "/f")
+		}},
+		{"unlinkat missing", unix.SYS_UNLINKAT, []uintptr{cwd, addr(cstr(via + "/f")), 0}, platform.Done, -int64(unix.ENOENT), nil},
+		{"unlink of a host path: the host's", unix.SYS_UNLINK, []uintptr{addr(cstr(dir + "/f"))}, platform.Passthrough, 0, nil},
+	} {
+		args := platform.SyscallArgs{}
+		copy(args[:], tc.args)
+		res := h.k.SyscallNotify(h.tid, tc.nr, &args, 1, 0)
+		if res.Action != tc.action || (tc.action == platform.Done && res.Ret != tc.ret) {
+			t.Errorf("%s: %+v, want action %v ret %d", tc.name, res, tc.action, tc.ret)
+			continue
+		}
+		if tc.check != nil {
+			if err := tc.check(); err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+		}
+	}
+}
+
+func wantMode(path string, mode uint32) error {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return err
+	}
+	if st.Mode != mode {
+		return fmt.Errorf("%s: mode %o, want %o", path, st.Mode, mode)
+	}
+	return nil
+}
+
+func gone(path string) error {
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		return fmt.Errorf("%s is still there (%v)", path, err)
+	}
+	return nil
 }
