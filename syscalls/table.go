@@ -58,8 +58,6 @@ func NewTable() *sentry.SyscallTable {
 	// on the host untrapped, on any descriptor.
 	t[unix.SYS_FCNTL].TrapArg = 1
 	t[unix.SYS_FCNTL].TrapValues = fcntlTrapped
-	// The dups are observed at their exit (notify.go).
-	t[unix.SYS_FCNTL].StopValues = []uint32{unix.F_DUPFD, unix.F_DUPFD_CLOEXEC}
 	// Data: none. A regular file's placeholder is its data's own host
 	// file (fs/tmpfs/storage.go), so read, write, lseek, their positioned
 	// and vector forms, ftruncate, fallocate, fsync, fadvise, mmap, flock,

@@ -1,10 +1,12 @@
-// duprace: threads race dup2, dup3, dup and close onto four shared
-// numbers, with a tmpfs file and a pipe as sources. Each thread also moves
+// duprace: threads race dup2, dup3, dup, fcntl(F_DUPFD) and close onto four
+// shared numbers, with a tmpfs file and a pipe as sources. Each thread also moves
 // a number of its own between its file and the pipe, and checks it at once:
 // fstat (the sentry's answer for a virtual fd) must see the pipe exactly
 // where the kernel has one (lseek, which runs on the host untrapped, fails
 // with ESPIPE; F_GETFD, untrapped too, tells an open number), and the
-// thread's own file (by inode) otherwise. (/proc/self/fd would not do: the
+// thread's own file (by inode) otherwise; so must the number an F_DUPFD of
+// its file returns (on unotify the host picks it, and the sentry learns it
+// at the next call). (/proc/self/fd would not do: the
 // sentry answers readlink there for its own files.) At the end the shared numbers are checked the same way.
 // Prints "mismatches N"; usage: duprace DIR.
 #define _GNU_SOURCE
@@ -22,18 +24,22 @@ static const char *dir;
 static int bad;
 
 // check compares what the kernel holds at fd with what fstat says there;
-// ino is the file expected when it is not the pipe (0: any file).
-static void check(int fd, ino_t ino, const char *when) {
+// want is the file expected when it is not the pipe (NULL: any file), by
+// device and inode (a placeholder the sentry does not know shows its
+// backing's, which the inode alone may not tell apart).
+static void check(int fd, const struct stat *want, const char *when) {
 	int kopen = fcntl(fd, F_GETFD) >= 0;
 	int kpipe = kopen && lseek(fd, 0, SEEK_CUR) < 0 && errno == ESPIPE;
 	struct stat st;
 	int r = fstat(fd, &st);
 	int spipe = r == 0 && S_ISFIFO(st.st_mode);
-	int ok = kpipe == spipe && kopen == (r == 0) && (r != 0 || spipe || !ino || st.st_ino == ino);
+	int ok = kpipe == spipe && kopen == (r == 0) &&
+		 (r != 0 || spipe || !want || (st.st_ino == want->st_ino && st.st_dev == want->st_dev));
 	if (!ok) {
 		__atomic_add_fetch(&bad, 1, __ATOMIC_SEQ_CST);
-		fprintf(stderr, "%s fd %d: kernel open=%d pipe=%d, fstat r=%d mode=%o ino=%lu want %lu\n", when, fd,
-			kopen, kpipe, r, st.st_mode, (unsigned long)st.st_ino, (unsigned long)ino);
+		fprintf(stderr, "%s fd %d: kernel open=%d pipe=%d, fstat r=%d mode=%o dev=%lu ino=%lu want %lu %lu\n",
+			when, fd, kopen, kpipe, r, st.st_mode, (unsigned long)st.st_dev, (unsigned long)st.st_ino,
+			want ? (unsigned long)want->st_dev : 0, want ? (unsigned long)want->st_ino : 0);
 	}
 }
 
@@ -54,11 +60,14 @@ static void *worker(void *arg) {
 		case 3: close(shared); break;
 		case 4: { int d = dup(fd); if (d >= 0) close(d); } break;
 		}
+		int e = fcntl(fd, i % 3 ? F_DUPFD : F_DUPFD_CLOEXEC, 70 + 4 * id);
+		check(e, &own, "dupfd");
+		close(e);
 		if (i % 2)
 			dup2(pipefd[1], mine);
 		else
 			dup3(fd, mine, O_CLOEXEC);
-		check(mine, own.st_ino, "own");
+		check(mine, &own, "own");
 		close(fd);
 	}
 	return NULL;
@@ -76,7 +85,7 @@ int main(int argc, char **argv) {
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	for (int fd = 50; fd < 54; fd++)
-		check(fd, 0, "shared");
+		check(fd, NULL, "shared");
 	printf("mismatches %d\n", bad);
 	return bad != 0;
 }
