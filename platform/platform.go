@@ -17,7 +17,8 @@ type SyscallArgs [6]uintptr
 //
 // Stop lists the values of Arg for which a notified call stops the guest
 // instead (its handler may rewrite the call, which a notification cannot
-// carry); a call that always stops ignores it.
+// carry, or the call may wait on the host); a call that always stops
+// ignores it.
 type ArgFilter struct {
 	Nr     uintptr
 	Arg    int

@@ -169,6 +169,20 @@ func (c *Call) ReadPath(addr uintptr) ([]byte, error) {
 	return p, err
 }
 
+// ReadArg copies an argument the guest points at (a struct, a value), as
+// ReadPath does a path: then a notified call that changes something checks
+// that the thread still waits, EINTR if not (what was read may not be its
+// memory). EFAULT if the memory cannot be read.
+func (c *Call) ReadArg(addr uintptr, dst []byte) error {
+	if c.CopyIn(addr, dst) != nil {
+		return unix.EFAULT
+	}
+	if !c.restartable() && !c.CallValid() {
+		return unix.EINTR
+	}
+	return nil
+}
+
 // restartable reports whether the call's table entry is Restartable.
 func (c *Call) restartable() bool {
 	return c.Sysno < MaxSyscall && c.k.table[c.Sysno].Restartable

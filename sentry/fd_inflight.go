@@ -44,17 +44,16 @@ func (t *FDTable) AddInflightDup(file *vfs.FileDescription, cloexec bool, owner 
 
 // AdoptInflightDups gives the table every number of thread tid's host
 // table that holds the placeholder of a dup in flight and is not in the
-// table (any such number is a placeholder of that description the table
-// must know, whichever call made it), then drops the dups that are over, those of thread caller among
-// them (it is making another call: its dup is done). caller is 0 when no
-// thread's dup is known to be over.
+// table (any such number is a placeholder of that description, whichever
+// call made it), then drops the dups that are over, thread caller's among
+// them (it is making another call: its dup is done); caller 0 names none.
 func (t *FDTable) AdoptInflightDups(tid, caller int32) {
 	if t.ninflight.Load() == 0 {
 		return
 	}
 	names, _ := os.ReadDir("/proc/" + strconv.Itoa(int(tid)) + "/fd")
+	var done []inflightDup
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	for _, e := range names {
 		n, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -75,7 +74,7 @@ func (t *FDTable) AdoptInflightDups(tid, caller int32) {
 	kept := t.inflight[:0]
 	for _, d := range t.inflight {
 		if d.over || d.owner == caller {
-			d.file.DecRef()
+			done = append(done, d)
 			continue
 		}
 		kept = append(kept, d)
@@ -83,6 +82,11 @@ func (t *FDTable) AdoptInflightDups(tid, caller int32) {
 	clear(t.inflight[len(kept):])
 	t.inflight = kept
 	t.ninflight.Store(int32(len(kept)))
+	t.mu.Unlock()
+	// Released outside the lock, as the table's closes are.
+	for _, d := range done {
+		d.file.DecRef()
+	}
 }
 
 // InflightDupsOver marks thread owner's dups in flight over (the thread is
@@ -109,12 +113,15 @@ func (t *FDTable) copyInflightLocked(n *FDTable) {
 	n.ninflight.Store(int32(len(n.inflight)))
 }
 
-// dropInflightLocked releases the dups in flight (the table's last user is
-// gone). t.mu is held.
-func (t *FDTable) dropInflightLocked() {
-	for _, d := range t.inflight {
-		d.file.DecRef()
-	}
+// dropInflight releases the dups in flight (the table's last user is
+// gone).
+func (t *FDTable) dropInflight() {
+	t.mu.Lock()
+	done := t.inflight
 	t.inflight = nil
 	t.ninflight.Store(0)
+	t.mu.Unlock()
+	for _, d := range done {
+		d.file.DecRef()
+	}
 }

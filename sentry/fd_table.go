@@ -267,9 +267,7 @@ func (t *FDTable) DecUsers() {
 	if t.users.Add(-1) > 0 {
 		return
 	}
-	t.mu.Lock()
-	t.dropInflightLocked()
-	t.mu.Unlock()
+	t.dropInflight()
 	for _, f := range t.RemoveIf(func(int32, bool) bool { return true }) {
 		f.DecRef()
 	}

@@ -57,8 +57,9 @@ type Syscall struct {
 	// would pass through, never reach the sentry (platform.ArgFilter).
 	//
 	// StopValues are the values of TrapArg for which a Notify call still
-	// stops the guest: those its handler may rewrite (the rest of the
-	// call's family is notified).
+	// stops the guest: those its handler may rewrite, and those that may
+	// wait on the host, whose interruption there is then the guest's to
+	// see (Kernel.Interrupted). The call's other values are notified.
 	TrapArg    int
 	TrapValues []uint32
 	StopValues []uint32

@@ -63,13 +63,8 @@ func fileattrIoctl(c *sentry.Call, f *vfs.FileDescription, req uint32, arg uintp
 		}
 		return sentry.Ret(0), true
 	case unix.FS_IOC_SETFLAGS:
-		if c.CopyIn(arg, b[:4]) != nil {
-			return sentry.Err(unix.EFAULT), true
-		}
-		if !c.CallValid() {
-			// As Call.ReadPath: a notified thread that died meanwhile
-			// is not acted for with what may not be its memory.
-			return sentry.Err(unix.EINTR), true
+		if err := c.ReadArg(arg, b[:4]); err != nil {
+			return sentry.ErrOf(err), true
 		}
 		return setFSFlags(c, fl, binary.LittleEndian.Uint32(b[:])), true
 	case fsIocFsgetxattr:
@@ -80,11 +75,8 @@ func fileattrIoctl(c *sentry.Call, f *vfs.FileDescription, req uint32, arg uintp
 		return sentry.Ret(0), true
 	}
 	// FS_IOC_FSSETXATTR.
-	if c.CopyIn(arg, b[:]) != nil {
-		return sentry.Err(unix.EFAULT), true
-	}
-	if !c.CallValid() {
-		return sentry.Err(unix.EINTR), true
+	if err := c.ReadArg(arg, b[:]); err != nil {
+		return sentry.ErrOf(err), true
 	}
 	return setFileattr(c, f.Inode, fsxattr{
 		xflags:  uint64(binary.LittleEndian.Uint32(b[0:])),

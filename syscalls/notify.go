@@ -183,12 +183,8 @@ func utimensatHost(c *sentry.Call, args *platform.SyscallArgs, host string) sent
 	times := unsafe.Pointer(nil)
 	if args[2] != 0 {
 		b := unsafe.Slice((*byte)(unsafe.Pointer(&ts[0])), unsafe.Sizeof(ts))
-		if c.CopyIn(args[2], b) != nil {
-			return sentry.Err(unix.EFAULT)
-		}
-		if !c.CallValid() {
-			// As Call.ReadPath: what was read may not be the thread's.
-			return sentry.Err(unix.EINTR)
+		if err := c.ReadArg(args[2], b); err != nil {
+			return sentry.ErrOf(err)
 		}
 		times = unsafe.Pointer(&ts[0])
 	}

@@ -341,13 +341,9 @@ func setxattrCopy(c *sentry.Call, nameAddr, valueAddr uintptr, size uint64, flag
 	// __vfs_setxattr: an empty value is stored, not a removal.
 	value := make([]byte, size)
 	if size > 0 {
-		if err := c.CopyIn(valueAddr, value); err != nil {
+		// After the name's (ReadPath), as the value is read after it.
+		if err := c.ReadArg(valueAddr, value); err != nil {
 			return "", nil, err
-		}
-		if !c.CallValid() {
-			// The name's read checked too (Call.ReadPath): the value
-			// is read after it.
-			return "", nil, unix.EINTR
 		}
 	}
 	return name, value, nil
