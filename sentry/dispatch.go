@@ -38,9 +38,6 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 	}
 	defer t.mu.Unlock()
 	t.continued.valid = false
-	if t.fdt.ninflight.Load() != 0 {
-		t.fdt.AdoptInflightDups(tid, tid)
-	}
 	c := t.begin(sysno, args)
 	c.sp = sp
 	next := t.next
@@ -112,9 +109,6 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		return platform.Result{Action: platform.Done, Ret: next.then.Exit(c, 0)}
 	}
 	k.Counters.Notified.Add(1)
-	if t.fdt.ninflight.Load() != 0 {
-		t.fdt.AdoptInflightDups(tid, tid)
-	}
 	c := t.begin(sysno, args)
 	c.notified, c.notifID, c.ip = true, id, ip
 	res := k.serve(c)

@@ -19,11 +19,6 @@ type FDTable struct {
 
 	mu      sync.Mutex
 	entries map[int32]fdEntry
-	// inflight are the notified F_DUPFDs the host runs whose numbers
-	// the table does not know yet (fd_inflight.go); ninflight is their
-	// count, read without mu by every trapped call.
-	inflight  []inflightDup
-	ninflight atomic.Int32
 }
 
 type fdEntry struct {
@@ -187,7 +182,6 @@ func (t *FDTable) Fork() *FDTable {
 		e.file.IncRef()
 		n.entries[fd] = e
 	}
-	t.copyInflightLocked(n)
 	t.mu.Unlock()
 	return n
 }
@@ -236,7 +230,6 @@ func (t *FDTable) ForkVerified(before FDSnapshot, has func(fd int32, f *vfs.File
 	for fd, e := range t.entries {
 		consider(fd, e)
 	}
-	t.copyInflightLocked(n)
 	t.mu.Unlock()
 	for fd, e := range before {
 		consider(fd, e)
@@ -267,7 +260,6 @@ func (t *FDTable) DecUsers() {
 	if t.users.Add(-1) > 0 {
 		return
 	}
-	t.dropInflight()
 	for _, f := range t.RemoveIf(func(int32, bool) bool { return true }) {
 		f.DecRef()
 	}

@@ -164,10 +164,6 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 		t.fdt.DecUsers()
 		t.setFDTable(n)
 	}
-	// The threads that had dups in flight are gone, this one made
-	// another call: the table gets what they made before the sweep.
-	t.fdt.InflightDupsOver(0)
-	t.fdt.AdoptInflightDups(tid, 0)
 	for _, f := range t.fdt.RemoveIfFile(func(fd int32, f *vfs.FileDescription, cloexec bool) bool {
 		return !survivedExec(tid, fd, f, cloexec)
 	}) {
@@ -210,8 +206,6 @@ func (t *Task) release() {
 	t.dropInstalls(0)
 	t.forking.release()
 	t.runTaskWork()
-	// Its dup in flight, if any, is done or never will be.
-	t.fdt.InflightDupsOver(t.TID)
 	t.fdt.DecUsers()
 	t.mu.Unlock()
 }

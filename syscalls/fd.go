@@ -147,22 +147,7 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	}
 	switch cmd {
 	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC:
-		cloexec := cmd == unix.F_DUPFD_CLOEXEC
-		if !c.Notified() {
-			return sentry.Observe(c, unix.SYS_FCNTL, args, &dupExit{oldfd: fd, cloexec: cloexec}, true)
-		}
-		// Only the kernel picks the number (the lowest free one at or
-		// above arg, in a table other threads change meanwhile), and a
-		// notification has no exit: the table adopts the number at the
-		// next trapped call (FDTable.AddInflightDup).
-		f := fdt.Get(fd)
-		if f == nil {
-			// Closed by another thread since: the host's EBADF.
-			return sentry.Pass()
-		}
-		fdt.AddInflightDup(f, cloexec, c.TID)
-		f.DecRef()
-		return sentry.PassServed()
+		return sentry.Observe(c, unix.SYS_FCNTL, args, &dupExit{oldfd: fd, cloexec: cmd == unix.F_DUPFD_CLOEXEC}, true)
 	case unix.F_CREATED_QUERY:
 		// f_mode's FMODE_CREATED is the guest's open's, not that of the
 		// sentry's open of the backing (the placeholder). Linux ignores

@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -16,14 +15,13 @@ import (
 	"sentry/syscalls"
 )
 
-// TestNotifiedFDCalls: on a notifying platform fcntl (its dups:
-// TestInflightDups), ioctl and the
+// TestNotifiedFDCalls: on a notifying platform fcntl, ioctl and the
 // descriptor xattr calls are notified, but for the values the table says
 // stop (StopValues). A notification cannot carry a rewrite, so each
 // notified case must end as a pass or an answer, and the same as the call
-// stopped; and ioctl's stop value that is not there for a wait on the
-// host (a dedupe) must be one whose stopped handling rewrites (else it need
-// not stop).
+// stopped; and the stop values of fcntl and the dedupe of ioctl (the ones
+// that are not there for a wait on the host) must be ones whose stopped
+// handling rewrites (else they need not stop).
 func TestNotifiedFDCalls(t *testing.T) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
@@ -98,6 +96,7 @@ func TestNotifiedFDCalls(t *testing.T) {
 		nr   uintptr
 		args func(v uint32) []uintptr
 	}{
+		{unix.SYS_FCNTL, func(v uint32) []uintptr { return []uintptr{virt, uintptr(v), 0} }},
 		{unix.SYS_IOCTL, func(v uint32) []uintptr {
 			// A dedupe with a virtual destination.
 			b := make([]byte, 64)
@@ -227,73 +226,4 @@ func gone(path string) error {
 		return fmt.Errorf("%s is still there (%v)", path, err)
 	}
 	return nil
-}
-
-// TestInflightDups: a notified F_DUPFD of a virtual fd runs on the host
-// (here the test, the "guest", runs it), and the task's next trapped call
-// finds the number in the table: served as the sentry's file, with the
-// dup's close-on-exec flag. A dup that failed leaves nothing behind: a
-// placeholder the sentry had no dup in flight for is not adopted.
-func TestInflightDups(t *testing.T) {
-	const virt, min = guestFD, guestFD + 100
-	h := newHarness(t, sentry.Options{Notifying: true})
-	h.open(t, cstr(mountPoint+"/a"), unix.O_CREAT|unix.O_RDWR, virt)
-	defer unix.Close(virt)
-	fdt := h.k.Task(h.tid).FDTable()
-	var want unix.Stat_t
-	if r := h.call(unix.SYS_FSTAT, virt, uintptr(unsafe.Pointer(&want))); r.Ret != 0 {
-		t.Fatalf("fstat: %+v", r)
-	}
-	notify := func(nr uintptr, a ...uintptr) platform.Result {
-		args := platform.SyscallArgs{}
-		copy(args[:], a)
-		return h.k.SyscallNotify(h.tid, nr, &args, 1, 0)
-	}
-	for _, tc := range []struct {
-		name    string
-		cmd     int
-		cloexec bool
-	}{
-		{"F_DUPFD", unix.F_DUPFD, false},
-		{"F_DUPFD_CLOEXEC", unix.F_DUPFD_CLOEXEC, true},
-	} {
-		if r := notify(unix.SYS_FCNTL, virt, uintptr(tc.cmd), min); r.Action != platform.Passthrough {
-			t.Fatalf("%s: %+v, want the host's", tc.name, r)
-		}
-		n, err := unix.FcntlInt(virt, tc.cmd, min) // the host runs it
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fdt.Has(int32(n)) {
-			t.Errorf("%s: %d in the table before the next call", tc.name, n)
-		}
-		var st unix.Stat_t
-		if r := notify(unix.SYS_FSTAT, uintptr(n), uintptr(unsafe.Pointer(&st))); r.Action != platform.Done || r.Ret != 0 || st.Ino != want.Ino || st.Dev != want.Dev {
-			t.Errorf("%s: fstat(%d) %+v ino %d dev %d, want the sentry's %d %d", tc.name, n, r, st.Ino, st.Dev, want.Ino, want.Dev)
-		}
-		if cloexec, ok := fdt.CloseOnExec(int32(n)); !ok || cloexec != tc.cloexec {
-			t.Errorf("%s: close-on-exec %v (in table %v), want %v", tc.name, cloexec, ok, tc.cloexec)
-		}
-		unix.Close(n)
-		notify(unix.SYS_CLOSE, uintptr(n))
-	}
-	// A dup the host refused (EINVAL: arg past RLIMIT_NOFILE), then a
-	// copy of the placeholder made behind the sentry's back.
-	if r := notify(unix.SYS_FCNTL, virt, unix.F_DUPFD, 1<<30); r.Action != platform.Passthrough {
-		t.Fatalf("F_DUPFD past the limit: %+v", r)
-	}
-	if _, err := unix.FcntlInt(virt, unix.F_DUPFD, 1<<30); err != unix.EINVAL {
-		t.Fatalf("the host's F_DUPFD past the limit: %v", err)
-	}
-	var st unix.Stat_t
-	notify(unix.SYS_FSTAT, virt, uintptr(unsafe.Pointer(&st)))
-	n, err := unix.FcntlInt(virt, unix.F_DUPFD, min)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(n)
-	notify(unix.SYS_FSTAT, virt, uintptr(unsafe.Pointer(&st)))
-	if fdt.Has(int32(n)) {
-		t.Errorf("%d adopted with no dup in flight", n)
-	}
 }

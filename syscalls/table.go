@@ -58,6 +58,16 @@ func NewTable() *sentry.SyscallTable {
 	// on the host untrapped, on any descriptor.
 	t[unix.SYS_FCNTL].TrapArg = 1
 	t[unix.SYS_FCNTL].TrapValues = fcntlTrapped
+	// The dups stop, and are observed at their exit, on every platform:
+	// only the kernel picks the number (the lowest free one at or above
+	// arg, in a table other threads change meanwhile; ADDFD has no
+	// minimum) and a notification has no exit. Letting the host run a
+	// notified dup and adopting its number at the next trapped call (kcmp
+	// of the placeholders the table does not know) was tried: a scan
+	// between a close's removal of a virtual fd and the kernel's close
+	// adopted the placeholder about to go, and the table kept a number
+	// the kernel had closed (TestDupRaceKeepsTheTable, once in CI).
+	t[unix.SYS_FCNTL].StopValues = []uint32{unix.F_DUPFD, unix.F_DUPFD_CLOEXEC}
 	// Data: none. A regular file's placeholder is its data's own host
 	// file (fs/tmpfs/storage.go), so read, write, lseek, their positioned
 	// and vector forms, ftruncate, fallocate, fsync, fadvise, mmap, flock,

@@ -557,8 +557,8 @@ static int fcntlhigh(void) {
 
 // race (item 4): a second thread flips a path between a host decoy,
 // "/var/tmp/U-race", and "/////tmp/U-race" (the first four bytes, one
-// aligned store) while this thread creates, makes directories, renames
-// and removes by it. The sentry judges the decoy a host path and lets the
+// aligned store) while this thread creates, touches, makes directories,
+// renames and removes by it. The sentry judges the decoy a host path and lets the
 // kernel run the call, which reads the guest's memory again: the race
 // can win. What the kernel then resolves is the guest's own mount
 // namespace, where /tmp is the empty read-only cover: never the host's
@@ -590,6 +590,8 @@ static int race(void) {
 		if (fd >= 0)
 			close(fd);
 		else if (errno == EROFS)
+			erofs++;
+		if (utimensat(AT_FDCWD, racePath, NULL, 0) < 0 && errno == EROFS)
 			erofs++;
 		if (unlink(racePath) < 0 && errno == EROFS)
 			erofs++;
