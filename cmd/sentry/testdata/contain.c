@@ -555,6 +555,35 @@ static int fcntlhigh(void) {
 	return 0;
 }
 
+// ioctlhigh: ioctl's request is an unsigned int. A notified ioctl stops
+// for a dedupe (the sentry copies its argument for the host, which only a
+// stop can carry), so a dedupe with the register's upper half set must
+// stop too, as the kernel reads the request: notified, the handler has no
+// stack to copy to (EFAULT), and a rewrite would be refused (ENOSYS). A host source (in /var/tmp, whose
+// file system dedupes nothing) and the sandbox's file as destination: the
+// host's EOPNOTSUPP, the status untouched, as natively.
+static int ioctlhigh(void) {
+	char *src = cat(cat("/var/tmp/", U), "-dedupe");
+	int s = open(src, O_CREAT | O_RDWR | O_TRUNC, 0644);
+	int d = open(tmp(""), O_CREAT | O_RDWR | O_TRUNC, 0644);
+	unlink(src);
+	if (s < 0 || d < 0 || write(s, "same", 4) != 4 || write(d, "same", 4) != 4)
+		return 2;
+	for (int high = 0; high < 2; high++) {
+		struct {
+			struct file_dedupe_range r;
+			struct file_dedupe_range_info info;
+		} a = {0};
+		a.r.src_length = 4;
+		a.r.dest_count = 1;
+		a.info.dest_fd = d;
+		say(high ? "dedupe-high" : "dedupe", syscall(SYS_ioctl, s, (high ? 1UL << 32 : 0) | FIDEDUPERANGE, &a));
+		printf("%s %s\n", high ? "dedupe-high-status" : "dedupe-status",
+		       a.info.status < 0 ? ename(-a.info.status) : "same");
+	}
+	return 0;
+}
+
 // race (item 4): a second thread flips a path between a host decoy,
 // "/var/tmp/U-race", and "/////tmp/U-race" (the first four bytes, one
 // aligned store) while this thread creates, touches, makes directories,
@@ -651,6 +680,8 @@ int main(int argc, char **argv) {
 		return pidfd();
 	if (!strcmp(cmd, "fcntlhigh"))
 		return fcntlhigh();
+	if (!strcmp(cmd, "ioctlhigh"))
+		return ioctlhigh();
 	if (!strcmp(cmd, "race"))
 		return race();
 	fprintf(stderr, "contain: unknown command %s\n", cmd);
