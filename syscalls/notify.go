@@ -177,29 +177,18 @@ func mkdirHost(c *sentry.Call, args *platform.SyscallArgs, host string) sentry.R
 }
 
 // utimensatHost serves utimensat on a path the sentry resolved back to the
-// host: the times are copied in (NULL: both now) and the host checks them.
+// host: the times are copied in and the host checks them. NULL is both
+// UTIME_NOW, which vfs_utimes treats as NULL.
 func utimensatHost(c *sentry.Call, args *platform.SyscallArgs, host string) sentry.Result {
-	var ts [2]unix.Timespec
-	times := unsafe.Pointer(nil)
+	ts := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
 	if args[2] != 0 {
-		b := unsafe.Slice((*byte)(unsafe.Pointer(&ts[0])), unsafe.Sizeof(ts))
-		if err := c.ReadArg(args[2], b); err != nil {
+		if err := c.ReadArg(args[2], unsafe.Slice((*byte)(unsafe.Pointer(&ts[0])), 2*unsafe.Sizeof(ts[0]))); err != nil {
 			return sentry.ErrOf(err)
 		}
-		times = unsafe.Pointer(&ts[0])
 	}
-	p, err := unix.BytePtrFromString(host)
-	if err != nil {
-		return sentry.Err(unix.EINVAL)
-	}
-	flags := uintptr(uint32(args[3]) & unix.AT_SYMLINK_NOFOLLOW)
-	cwd := int64(unix.AT_FDCWD)
+	flags := int(uint32(args[3]) & unix.AT_SYMLINK_NOFOLLOW)
 	return retErr(asGuest(c.Task, false, func() error {
-		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(cwd), uintptr(unsafe.Pointer(p)), uintptr(times), flags, 0, 0)
-		if e != 0 {
-			return e
-		}
-		return nil
+		return unix.UtimesNanoAt(unix.AT_FDCWD, host, ts, flags)
 	}))
 }
 

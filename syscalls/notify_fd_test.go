@@ -185,6 +185,16 @@ func notifiedHostNames(t *testing.T, dir, via string, times []byte) {
 			}
 			return nil
 		}},
+		{"utimensat, NULL times: now", unix.SYS_UTIMENSAT, []uintptr{cwd, addr(cstr(via + "/d")), 0, 0}, platform.Done, 0, func() error {
+			var st unix.Stat_t
+			if err := unix.Stat(dir+"/d", &st); err != nil {
+				return err
+			}
+			if st.Mtim.Sec < 1e9 {
+				return fmt.Errorf("mtime %d, want now", st.Mtim.Sec)
+			}
+			return nil
+		}},
 		{"unlinkat a directory", unix.SYS_UNLINKAT, []uintptr{cwd, addr(cstr(via + "/d")), 0}, platform.Done, -int64(unix.EISDIR), nil},
 		{"rmdir", unix.SYS_RMDIR, []uintptr{addr(cstr(via + "/d"))}, platform.Done, 0, func() error {
 			return gone(dir + "/d")
