@@ -90,6 +90,15 @@ func (t *FDTable) InstallWith(alloc func() (int32, error), file *vfs.FileDescrip
 		t.mu.Unlock()
 		return -1, nil, err
 	}
+	old := t.setLocked(fd, file, cloexec)
+	t.mu.Unlock()
+	return fd, old, nil
+}
+
+// setLocked puts file at fd, taking a reference (nil: fd leaves the
+// table), and returns the description fd held before, whose reference the
+// caller now owns. t.mu is held.
+func (t *FDTable) setLocked(fd int32, file *vfs.FileDescription, cloexec bool) *vfs.FileDescription {
 	old, had := t.entries[fd]
 	if file != nil {
 		file.IncRef()
@@ -97,11 +106,10 @@ func (t *FDTable) InstallWith(alloc func() (int32, error), file *vfs.FileDescrip
 	} else {
 		delete(t.entries, fd)
 	}
-	t.mu.Unlock()
 	if had {
-		return fd, old.file, nil
+		return old.file
 	}
-	return fd, nil, nil
+	return nil
 }
 
 // Remove drops fd and returns its description, whose table reference the

@@ -15,11 +15,17 @@ import (
 // sentry installs the placeholder itself with ADDFD, which is the kernel's
 // own path for these calls (get_unused_fd_flags for dup, replace_fd, that
 // is do_dup2, for dup2 and dup3), and the table follows as it does. Calls
-// touching no virtual fd pass through without an exit stop.
+// touching no virtual fd pass through without an exit stop, unless other
+// threads share the table: then the source number may become a virtual fd
+// between the sentry's look and the kernel's copy, so every dup is
+// followed by what the kernel copied (Call.FollowCopy, Call.DupShared).
 
 // Dup is dup(oldfd).
 func Dup(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if c.Notified() {
+		if c.FDTable().Shared() {
+			return dupShared(c, int32(args[0]), -1, false)
+		}
 		f := c.FDTable().Get(int32(args[0]))
 		if f == nil {
 			return sentry.Pass()
@@ -57,6 +63,9 @@ func Dup3(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 // what newfd held as dup2 does, and the table follows.
 func dupNotified(c *sentry.Call, oldfd, newfd int32, cloexec bool) sentry.Result {
 	fdt := c.FDTable()
+	if fdt.Shared() && oldfd != newfd {
+		return dupShared(c, oldfd, newfd, cloexec)
+	}
 	f := fdt.Get(oldfd)
 	if f != nil {
 		defer f.DecRef()
@@ -88,16 +97,26 @@ func dupNotified(c *sentry.Call, oldfd, newfd int32, cloexec bool) sentry.Result
 	return c.InstallAt(src, newfd, nil, cloexec)
 }
 
+// dupShared serves a notified dup in a shared table (Call.DupShared).
+func dupShared(c *sentry.Call, oldfd, newfd int32, cloexec bool) sentry.Result {
+	if r, ok := c.DupShared(oldfd, newfd, cloexec); ok {
+		return r
+	}
+	return sentry.PassServed()
+}
+
 func dupObserve(c *sentry.Call, args *platform.SyscallArgs, sysno uintptr, oldfd, newfd int32, cloexec bool) sentry.Result {
 	fdt := c.FDTable()
-	if !fdt.Has(oldfd) && (newfd < 0 || !fdt.Has(newfd)) {
+	if !fdt.Has(oldfd) && (newfd < 0 || !fdt.Has(newfd)) && !fdt.Shared() {
 		return sentry.Pass()
 	}
 	return sentry.Observe(c, sysno, args, &dupExit{oldfd: oldfd, cloexec: cloexec}, true)
 }
 
-// dupExit installs the result: the new number shares oldfd's description
-// (or, for a host oldfd, a virtual newfd was replaced by a host fd).
+// dupExit makes the table follow the copy the kernel made: newfd shares
+// the description oldfd's placeholder stood for when the kernel copied
+// it, which FollowCopy tells by the open file itself (a host file: no
+// entry).
 type dupExit struct {
 	oldfd   int32
 	cloexec bool
@@ -112,19 +131,11 @@ func (d *dupExit) Exit(c *sentry.Call, ret int64) int64 {
 		// dup2(fd, fd): nothing changes.
 		return ret
 	}
-	fdt := c.FDTable()
-	f := fdt.Get(d.oldfd)
-	var old = fdt.Remove(newfd)
-	if f != nil {
-		if prev := fdt.Install(newfd, f, d.cloexec); prev != nil {
-			prev.DecRef()
-		}
-		f.DecRef()
-	}
-	if old != nil {
-		// dup2 closes what newfd held (do_dup2 -> filp_close); the
-		// host released the placeholder's record locks.
-		old.DecRef()
+	if !c.FollowCopy(newfd, d.oldfd, d.cloexec) {
+		// A placeholder whose description had gone by the time the
+		// copy was followed: oldfd held nothing for the sentry.
+		closeUnplaced(c, []int32{newfd}, -int64(unix.EBADF))
+		return -int64(unix.EBADF)
 	}
 	return ret
 }
@@ -142,7 +153,8 @@ var fcntlTrapped = []uint32{unix.F_DUPFD, unix.F_DUPFD_CLOEXEC, unix.F_GETFL, un
 func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	fd, cmd := int32(args[0]), int(uint32(args[1])) // cmd is an unsigned int: the upper half is not read
 	fdt := c.FDTable()
-	if !fdt.Has(fd) {
+	dupfd := cmd == unix.F_DUPFD || cmd == unix.F_DUPFD_CLOEXEC
+	if !fdt.Has(fd) && !(dupfd && fdt.Shared()) {
 		return sentry.Pass()
 	}
 	switch cmd {

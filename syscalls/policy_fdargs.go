@@ -553,21 +553,20 @@ func rightsFDs(buf []byte) []int32 {
 // PidfdGetfd is pidfd_getfd(pidfd, targetfd, flags): a copy of another
 // process's descriptor. A virtual fd of a guest process comes with its
 // description: the new number (close-on-exec, as pidfd_getfd sets) shares
-// it, as the kernel's copy shares the file.
+// it, as the kernel's copy shares the file. The other process runs
+// meanwhile, so any copy from a guest is followed at the exit by what the
+// kernel copied (Call.FollowCopy).
 func PidfdGetfd(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	pid := pidfdPid(c, int32(args[0]))
-	if pid <= 0 {
-		return sentry.Pass()
-	}
-	fdt := c.Kernel().FDTableOf(pid)
-	if fdt == nil || !fdt.Has(int32(args[1])) {
+	if pid <= 0 || c.Kernel().FDTableOf(pid) == nil {
 		return sentry.Pass()
 	}
 	return sentry.Observe(c, unix.SYS_PIDFD_GETFD, args, &pidfdGetfdExit{pid: pid, target: int32(args[1])}, true)
 }
 
 // pidfdGetfdExit gives the new number the description of process pid's
-// descriptor target.
+// descriptor target, or whichever of that process's descriptions the
+// kernel copied, target having changed meanwhile.
 type pidfdGetfdExit struct {
 	pid, target int32
 }
@@ -576,15 +575,25 @@ func (p *pidfdGetfdExit) Exit(c *sentry.Call, ret int64) int64 {
 	if ret < 0 {
 		return ret
 	}
-	fdt := c.Kernel().FDTableOf(p.pid)
-	if fdt == nil {
-		return ret
-	}
-	if f := fdt.Get(p.target); f != nil {
-		if old := c.FDTable().Install(int32(ret), f, true); old != nil {
-			old.DecRef()
+	newfd := int32(ret)
+	var cands []*vfs.FileDescription
+	if fdt := c.Kernel().FDTableOf(p.pid); fdt != nil {
+		if f := fdt.Get(p.target); f != nil {
+			cands = append(cands, f)
 		}
+		if len(cands) == 0 || !c.HoldsPlaceholder(newfd, cands[0]) {
+			if f := fdt.Find(func(f *vfs.FileDescription) bool { return c.HoldsPlaceholder(newfd, f) }); f != nil {
+				cands = append(cands, f)
+			}
+		}
+	}
+	ok := c.FollowCopy(newfd, -1, true, cands...)
+	for _, f := range cands {
 		f.DecRef()
+	}
+	if !ok {
+		closeUnplaced(c, []int32{newfd}, -int64(unix.EBADF))
+		return -int64(unix.EBADF)
 	}
 	return ret
 }

@@ -1,0 +1,176 @@
+package sentry
+
+import (
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"sentry/platform"
+	"sentry/sentry/vfs"
+)
+
+// Following a copy by what the kernel copied. A dup, an F_DUPFD or a
+// pidfd_getfd copies whatever the source number holds when the kernel
+// looks, and in a table shared by several threads (or a table of another
+// process) that may not be what it held when the sentry looked: a racing
+// thread's dup2 may have put a virtual fd's placeholder there, or a pipe
+// over one. A table that followed the sentry's earlier look would then
+// hold a number the kernel gave a pipe, or miss a placeholder the guest
+// now holds behind the sentry's back (a descriptor of the store). So the
+// table follows the copy by the open file itself: kcmp(KCMP_FILE) against
+// the descriptions it may be, as the receipt of SCM_RIGHTS does
+// (ReceivedFile), with the table locked from the look to the change, so
+// that no other call's change of the same number comes between.
+//
+// The moment a file arrives at a number, for the sentry, is the moment
+// the table follows it (a received or copied placeholder has no
+// description at its number before). A copy of a placeholder that is none
+// of the table's descriptions (its number had been closed or replaced by
+// the time the copy is followed, and its description is gone) therefore
+// comes from a number that held nothing: the call fails with EBADF, as
+// Linux's dup after a racing close, and the copy is closed.
+
+// placeLocked tells what thread tid's descriptor fd holds now: one of
+// cands or of the table's descriptions (f, ok), a host file or nothing
+// (nil, true), or a file of a sentry store that is none of them (nil,
+// false), which the guest must not keep. t.mu is held.
+func (t *FDTable) placeLocked(tid, fd int32, cands []*vfs.FileDescription, storeDev func(uint64) bool) (*vfs.FileDescription, bool) {
+	for _, f := range cands {
+		if f != nil {
+			if same, _ := placeholderAt(tid, fd, f); same {
+				return f, true
+			}
+		}
+	}
+	var st unix.Stat_t
+	if unix.Stat("/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)), &st) != nil {
+		// Closed since by another thread: nothing to follow.
+		return nil, true
+	}
+	if !storeDev(st.Dev) {
+		return nil, true
+	}
+	for _, e := range t.entries {
+		if same, _ := placeholderAt(tid, fd, e.file); same {
+			return e.file, true
+		}
+	}
+	return nil, false
+}
+
+// FollowCopy makes the table's entry at newfd what the guest's descriptor
+// newfd holds now, which the kernel has just made a copy of another
+// descriptor (the call's exit): the description at fromfd in the task's
+// table, or one of cands, or any of the table's, told by kcmp; with
+// FD_CLOEXEC if cloexec. It reports false if newfd holds a placeholder
+// the sentry cannot place: the entry is dropped, and the caller must
+// close newfd and fail the call (EBADF).
+func (c *Call) FollowCopy(newfd, fromfd int32, cloexec bool, cands ...*vfs.FileDescription) bool {
+	t := c.fdt
+	t.mu.Lock()
+	var hint [3]*vfs.FileDescription
+	h := hint[:0]
+	if e, ok := t.entries[fromfd]; ok && fromfd >= 0 {
+		h = append(h, e.file)
+	}
+	h = append(h, cands...)
+	f, ok := t.placeLocked(c.TID, newfd, h, c.k.VFS.StoreDev)
+	old := t.setLocked(newfd, f, cloexec)
+	t.mu.Unlock()
+	if old != nil {
+		// What newfd held before the copy (dup2 closes it), or an
+		// entry the kernel's table no longer has.
+		old.DecRef()
+	}
+	return ok
+}
+
+// sameOpenFile reports whether the sentry's descriptors a and b are the
+// same open file (kcmp KCMP_FILE).
+func sameOpenFile(a, b int) bool {
+	pid := uintptr(unix.Getpid())
+	r, _, e := unix.RawSyscall6(unix.SYS_KCMP, pid, pid, kcmpFile, uintptr(a), uintptr(b), 0)
+	return e == 0 && r == 0
+}
+
+// DupShared serves a notified dup (newfd < 0: the lowest free number),
+// dup2 or dup3 in a table other threads share, exactly whatever they do
+// meanwhile: the source is the open file the guest's oldfd holds (taken
+// with pidfd_getfd, not the table's word for it), placed among the
+// table's descriptions by kcmp, installed with ADDFD, and the table
+// changed, all with the table locked, so that no other call's change of
+// oldfd or newfd comes between the look and the install. ok is false
+// when the call must run on the host instead (an O_PATH source, which
+// ADDFD refuses; newfd's entry is dropped first).
+func (c *Call) DupShared(oldfd, newfd int32, cloexec bool) (r Result, ok bool) {
+	inj := c.k.injector()
+	if inj == nil || !c.notified {
+		return Err(unix.ENOSYS), true
+	}
+	t := c.fdt
+	t.mu.Lock()
+	src, err := platform.GetFD(c.TID, oldfd)
+	if err != nil {
+		t.mu.Unlock()
+		// oldfd is not open: EBADF, the dups' first check.
+		return ErrOf(err), true
+	}
+	defer unix.Close(src)
+	var f *vfs.FileDescription
+	if e, has := t.entries[oldfd]; has && e.file.HostFD >= 0 && sameOpenFile(src, e.file.HostFD) {
+		f = e.file
+	} else {
+		var st unix.Stat_t
+		if unix.Fstat(src, &st) == nil && c.k.VFS.StoreDev(st.Dev) {
+			for _, e := range t.entries {
+				if e.file.HostFD >= 0 && sameOpenFile(src, e.file.HostFD) {
+					f = e.file
+					break
+				}
+			}
+			if f == nil {
+				// A placeholder whose number was closed (a close
+				// in flight) and whose description is gone:
+				// oldfd held nothing for the sentry.
+				t.mu.Unlock()
+				return Err(unix.EBADF), true
+			}
+		} else if fl, err := unix.FcntlInt(uintptr(src), unix.F_GETFL, 0); err == nil && fl&unix.O_PATH != 0 {
+			// ADDFD takes no O_PATH file (fget): the host
+			// duplicates, newfd first leaving the table.
+			var old *vfs.FileDescription
+			if newfd >= 0 {
+				old = t.setLocked(newfd, nil, false)
+			}
+			t.mu.Unlock()
+			if old != nil {
+				old.DecRef()
+			}
+			return Result{}, false
+		}
+	}
+	var at int32
+	if newfd < 0 {
+		at, err = inj.InstallFD(c.notifID, src, cloexec)
+	} else {
+		at, err = newfd, inj.InstallFDAt(c.notifID, src, newfd, cloexec)
+	}
+	if err != nil {
+		t.mu.Unlock()
+		return ErrOf(err), true
+	}
+	old := t.setLocked(at, f, cloexec)
+	t.mu.Unlock()
+	if old != nil {
+		// What at held is closed (do_dup2 -> filp_close).
+		old.DecRef()
+	}
+	return Result{Result: platform.Result{Action: platform.Responded, Ret: int64(at)}, Served: true}, true
+}
+
+// HoldsPlaceholder reports whether the guest's descriptor fd is f's
+// placeholder, the very open file (kcmp).
+func (c *Call) HoldsPlaceholder(fd int32, f *vfs.FileDescription) bool {
+	same, _ := placeholderAt(c.TID, fd, f)
+	return same
+}
