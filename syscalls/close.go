@@ -56,14 +56,27 @@ func (cr *closeRangeExit) Exit(c *sentry.Call, ret int64) int64 {
 	}
 	first, last := cr.first, cr.last
 	in := func(fd int32) bool { return uint32(fd) >= first && uint32(fd) <= last }
-	if cr.flags&unix.CLOSE_RANGE_UNSHARE != 0 {
+	shared := c.FDTable().Shared()
+	unshare := cr.flags&unix.CLOSE_RANGE_UNSHARE != 0
+	if unshare {
 		c.UnshareFDTable()
 	}
 	if cr.flags&unix.CLOSE_RANGE_CLOEXEC != 0 {
 		c.FDTable().SetCloseOnExecIf(in)
 		return ret
 	}
-	for _, f := range c.FDTable().RemoveIf(func(fd int32, _ bool) bool { return in(fd) }) {
+	// In a shared table another thread may have put a description back
+	// in the range since the kernel closed it (a dup2 served or followed
+	// before this exit), or, after an unshare, into the old table only:
+	// an entry goes when the kernel no longer holds its placeholder
+	// there, which kcmp tells. Dropping one the kernel holds would leave
+	// the guest a descriptor of the store behind the sentry's back.
+	for _, f := range c.FDTable().RemoveIfFile(func(fd int32, f *vfs.FileDescription, _ bool) bool {
+		if !shared {
+			return in(fd)
+		}
+		return (in(fd) || unshare) && !c.HoldsPlaceholder(fd, f)
+	}) {
 		release(c, f)
 	}
 	return ret
