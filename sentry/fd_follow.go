@@ -34,7 +34,7 @@ import (
 // cands or of the table's descriptions (f, ok), a host file or nothing
 // (nil, true), or a file of a sentry store that is none of them (nil,
 // false), which the guest must not keep. t.mu is held.
-func (t *FDTable) placeLocked(tid, fd int32, cands []*vfs.FileDescription, storeDev func(uint64) bool) (*vfs.FileDescription, bool) {
+func (t *FDTable) placeLocked(tid, fd int32, cands []*vfs.FileDescription, onStore func(int, string) (bool, error)) (*vfs.FileDescription, bool) {
 	for _, f := range cands {
 		if f != nil {
 			if same, _ := placeholderAt(tid, fd, f); same {
@@ -42,12 +42,10 @@ func (t *FDTable) placeLocked(tid, fd int32, cands []*vfs.FileDescription, store
 			}
 		}
 	}
-	var st unix.Stat_t
-	if unix.Stat("/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)), &st) != nil {
-		// Closed since by another thread: nothing to follow.
-		return nil, true
-	}
-	if !storeDev(st.Dev) {
+	stored, err := onStore(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)))
+	if err != nil || !stored {
+		// A host file, or closed since by another thread: nothing to
+		// follow.
 		return nil, true
 	}
 	for _, e := range t.entries {
@@ -74,7 +72,7 @@ func (c *Call) FollowCopy(newfd, fromfd int32, cloexec bool, cands ...*vfs.FileD
 		h = append(h, e.file)
 	}
 	h = append(h, cands...)
-	f, ok := t.placeLocked(c.TID, newfd, h, c.k.VFS.StoreDev)
+	f, ok := t.placeLocked(c.TID, newfd, h, c.k.VFS.OnStore)
 	old := t.setLocked(newfd, f, cloexec)
 	t.mu.Unlock()
 	if old != nil {
@@ -120,8 +118,7 @@ func (c *Call) DupShared(oldfd, newfd int32, cloexec bool) (r Result, ok bool) {
 	if e, has := t.entries[oldfd]; has && e.file.HostFD >= 0 && sameOpenFile(src, e.file.HostFD) {
 		f = e.file
 	} else {
-		var st unix.Stat_t
-		if unix.Fstat(src, &st) == nil && c.k.VFS.StoreDev(st.Dev) {
+		if stored, _ := c.k.VFS.OnStore(src, ""); stored {
 			for _, e := range t.entries {
 				if e.file.HostFD >= 0 && sameOpenFile(src, e.file.HostFD) {
 					f = e.file

@@ -113,12 +113,10 @@ func (k *Kernel) releasePassed() {
 // the sentry's back. A receipt that only peeked (MSG_PEEK: the message,
 // its descriptors included, is received again later) keeps the pass.
 func (k *Kernel) ReceivedFile(tid, fd int32, peek bool) (*vfs.FileDescription, bool) {
-	var st unix.Stat_t
-	if unix.Stat("/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)), &st) != nil {
-		// Gone already (another thread closed it): nothing to place.
-		return nil, true
-	}
-	if !k.VFS.StoreDev(st.Dev) {
+	onStore, err := k.VFS.OnStore(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)))
+	if err != nil || !onStore {
+		// A host file, or gone already (another thread closed it):
+		// nothing to place.
 		return nil, true
 	}
 	same := func(f *vfs.FileDescription) bool { return f.HostFD >= 0 && isOpenFile(tid, fd, f.HostFD) }

@@ -215,9 +215,6 @@ func onSentryStore(c *sentry.Call, fd int32) bool {
 	if fd < 0 {
 		return false
 	}
-	var st unix.Stat_t
-	if unix.Stat("/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)), &st) != nil {
-		return false
-	}
-	return c.Kernel().VFS.StoreDev(st.Dev)
+	onStore, _ := c.Kernel().VFS.OnStore(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)))
+	return onStore
 }

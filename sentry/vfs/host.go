@@ -732,6 +732,23 @@ func mayFollowLink(fsuid, linkUID, dirMode, dirUID uint32) bool {
 	return dirUID == linkUID
 }
 
+// OnStore reports whether the file path names (relative to dirfd; "" for
+// dirfd itself) is a file of a sentry mount's store, or the error of
+// looking. Only the device is read, without asking the file system
+// (AT_STATX_DONT_SYNC): a FUSE file's server may be a guest thread that
+// waits for the very sentry thread asking.
+func (v *VirtualFilesystem) OnStore(dirfd int, path string) (bool, error) {
+	flags := unix.AT_STATX_DONT_SYNC
+	if path == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	var stx unix.Statx_t
+	if err := unix.Statx(dirfd, path, flags, 0, &stx); err != nil {
+		return false, err
+	}
+	return v.StoreDev(unix.Mkdev(stx.Dev_major, stx.Dev_minor)), nil
+}
+
 // StoreDev reports whether dev is the device of a sentry mount's store
 // (BackingStore): a host file there is a sentry file's placeholder.
 func (v *VirtualFilesystem) StoreDev(dev uint64) bool {
