@@ -8,6 +8,13 @@ def getlk(f, typ, start, ln, cmd=fcntl.F_GETLK):
     t, w, s, l, pid = struct.unpack("hhxxxxqqixxxx", r)
     return t, s, l, (pid == os.getpid() or pid == -1 and "ofd" or pid)
 fcntl.lockf(fd, fcntl.LOCK_EX, 20, 10)  # len 20 at 10
+# No step depends on how fast a process runs: the parent holds its lock
+# until the child has made its checks, and the child's blocking lock has
+# waited if it returns after the parent said it was unlocking (a lock
+# that did not block returns before, unless the child is held up longer
+# than the parent's 0.3 s).
+ready, ready_w = os.pipe()
+unlocking, unlocking_w = os.pipe()
 pid = os.fork()
 if pid == 0:
     f2 = os.open(p, os.O_RDWR)
@@ -15,9 +22,16 @@ if pid == 0:
     try: fcntl.lockf(f2, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 5)
     except OSError as e: print("child conflict", e.errno)
     fcntl.lockf(f2, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 40); print("child other range ok")
-    t0 = time.time(); fcntl.lockf(f2, fcntl.LOCK_EX, 20, 10); print("child waited", time.time() - t0 > 0.1)
+    os.write(ready_w, b"r")
+    fcntl.lockf(f2, fcntl.LOCK_EX, 20, 10)
+    os.set_blocking(unlocking, False)
+    try: waited = os.read(unlocking, 1) == b"u"
+    except BlockingIOError: waited = False
+    print("child waited", waited)
     os._exit(0)
+os.read(ready, 1)
 time.sleep(0.3)
+os.write(unlocking_w, b"u")
 fcntl.lockf(fd, fcntl.LOCK_UN, 20, 10)
 os.waitpid(pid, 0)
 print("after child", getlk(fd, fcntl.F_WRLCK, 0, 0)[0] == fcntl.F_UNLCK)
