@@ -332,5 +332,23 @@ func (k *Kernel) Interrupted(tid int32, sysno uintptr, args *platform.SyscallArg
 	// The sentry let the host run this very call (same number, arguments
 	// and place, and no other call of the task since): the host was
 	// interrupted, as it would be natively.
-	return !(c.valid && c.sysno == sysno && c.args == *args && c.ip == ip)
+	if c.valid && c.sysno == sysno && c.args == *args && c.ip == ip {
+		return false
+	}
+	// Withdrawn before the sentry received it. An open that would wait
+	// for a FIFO's other end is interrupted, as Linux's wait_for_partner
+	// would be by a signal that comes once the thread is in the call
+	// (EINTR, or a restart by the handler's SA_RESTART); restarted after
+	// the handler regardless, it would wait with the signal already
+	// taken, for ever if the signal was the guest's only way out (an
+	// alarm cutting a FIFO's open short). Any other open restarts: it
+	// completes without waiting, as if the signal had come just before.
+	if waits := k.table[sysno].Waits; waits != nil && !t.call.rewritten {
+		// (A call a stopped one was rewritten into is the sentry's
+		// own, whose exit its Continuation still awaits: it restarts
+		// as it was.)
+		wc := t.begin(sysno, args)
+		return !waits(wc, &wc.Args)
+	}
+	return true
 }

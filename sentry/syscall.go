@@ -51,6 +51,15 @@ type Syscall struct {
 	// system call). A call that creates, removes or opens is checked:
 	// it must not act for a thread that is gone.
 	Restartable bool
+	// Waits, if set, reports whether the call, served now, would wait
+	// for another process interruptibly (an open of one of the sentry's
+	// FIFOs with its other end not yet there: Linux's wait_for_partner).
+	// A signal that withdrew such a call before the sentry received it
+	// came while the thread was in the call, and ends the wait as
+	// Linux's would (Kernel.Interrupted). It must change nothing: it
+	// runs at the thread's signal stop, and the call may never be made
+	// again.
+	Waits func(c *Call, args *platform.SyscallArgs) bool
 	// TrapArg and TrapValues, if TrapValues is set, narrow the trap to
 	// the calls whose argument TrapArg (as an int) is one of TrapValues:
 	// the commands the handler serves or follows. The rest, which it

@@ -49,43 +49,95 @@ const validResolve = unix.RESOLVE_NO_XDEV | unix.RESOLVE_NO_MAGICLINKS | unix.RE
 // Openat2 is openat2(dirfd, path, how, size), with Linux's strict checks of
 // how (build_open_flags, copy_struct_from_user).
 func Openat2(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	how, errno := readOpenHow(c, args)
+	if errno != 0 {
+		return sentry.Err(errno)
+	}
+	return openat(c, int32(args[0]), args[1], uint32(how.Flags), uint32(how.Mode), how.Resolve, true)
+}
+
+// readOpenHow copies openat2's how (args[2], of size args[3]) and checks
+// it as copy_struct_from_user and build_open_flags do.
+func readOpenHow(c *sentry.Call, args *platform.SyscallArgs) (openHow, unix.Errno) {
 	size := args[3]
 	var how openHow
 	const howSize = unsafe.Sizeof(how)
 	if size < howSize {
-		return sentry.Err(unix.EINVAL)
+		return how, unix.EINVAL
 	}
 	if size > pageSize {
-		return sentry.Err(unix.E2BIG)
+		return how, unix.E2BIG
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&how)), howSize)
 	if err := c.CopyIn(args[2], b); err != nil {
-		return sentry.Err(unix.EFAULT)
+		return how, unix.EFAULT
 	}
 	if size > howSize {
 		extra := make([]byte, size-howSize)
 		if err := c.CopyIn(args[2]+howSize, extra); err != nil {
-			return sentry.Err(unix.EFAULT)
+			return how, unix.EFAULT
 		}
 		for _, b := range extra {
 			if b != 0 {
-				return sentry.Err(unix.E2BIG)
+				return how, unix.E2BIG
 			}
 		}
 	}
 	if how.Flags&^uint64(validOpenFlags) != 0 || how.Resolve&^validResolve != 0 {
-		return sentry.Err(unix.EINVAL)
+		return how, unix.EINVAL
 	}
 	if how.Flags&(unix.O_CREAT|unix.O_TMPFILE&^unix.O_DIRECTORY) == 0 && how.Mode != 0 {
-		return sentry.Err(unix.EINVAL)
+		return how, unix.EINVAL
 	}
 	if how.Mode&^07777 != 0 {
-		return sentry.Err(unix.EINVAL)
+		return how, unix.EINVAL
 	}
 	if how.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) == unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT {
-		return sentry.Err(unix.EINVAL)
+		return how, unix.EINVAL
 	}
-	return openat(c, int32(args[0]), args[1], uint32(how.Flags), uint32(how.Mode), how.Resolve, true)
+	return how, 0
+}
+
+// OpenWaits, OpenatWaits, Openat2Waits and CreatWaits are the open
+// family's sentry.Syscall.Waits.
+func OpenWaits(c *sentry.Call, args *platform.SyscallArgs) bool {
+	return openWaits(c, unix.AT_FDCWD, args[0], uint32(args[1])&validOpenFlags, 0)
+}
+
+func OpenatWaits(c *sentry.Call, args *platform.SyscallArgs) bool {
+	return openWaits(c, int32(args[0]), args[1], uint32(args[2])&validOpenFlags, 0)
+}
+
+func Openat2Waits(c *sentry.Call, args *platform.SyscallArgs) bool {
+	how, errno := readOpenHow(c, args)
+	return errno == 0 && openWaits(c, int32(args[0]), args[1], uint32(how.Flags), how.Resolve)
+}
+
+func CreatWaits(c *sentry.Call, args *platform.SyscallArgs) bool {
+	return openWaits(c, unix.AT_FDCWD, args[0], unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC, 0)
+}
+
+// openWaits reports whether openat would wait for the other end of one of
+// the sentry's FIFOs, as fifo_open does for a blocking open for reading or
+// for writing only, found by the walk openat makes and allowed by
+// may_open; nothing is created or opened. Whether the other end is there
+// already cannot be told without opening one (which a peer would see), so
+// an open that finds it there is reported as waiting too. Host FIFOs are
+// the host's to open (a path that stays on the host is not looked at).
+func openWaits(c *sentry.Call, dirfd int32, pathAddr uintptr, flags uint32, resolve uint64) bool {
+	switch {
+	case flags&(unix.O_PATH|unix.O_NONBLOCK|unix.O_TMPFILE&^unix.O_DIRECTORY) != 0,
+		flags&unix.O_ACCMODE != unix.O_RDONLY && flags&unix.O_ACCMODE != unix.O_WRONLY,
+		flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL:
+		// fifo_open waits only in a blocking open for one direction;
+		// O_CREAT|O_EXCL finds an existing file EEXIST.
+		return false
+	}
+	r, err := resolveAtScoped(c, dirfd, pathAddr, flags&unix.O_NOFOLLOW == 0, false, resolve)
+	if err != nil || r.host || r.Dentry == nil || r.Dentry.Inode().Mode()&unix.S_IFMT != unix.S_IFIFO {
+		return false
+	}
+	return mayOpen(c, r.Dentry, flags, r.TrailingSlash) == nil
 }
 
 // openat is do_sys_openat2 for the sentry's files. The descriptor number

@@ -38,6 +38,10 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_OPENAT, "openat", Openat, fd, path, oflag, mode)
 	add(unix.SYS_OPENAT2, "openat2", Openat2, fd, path, ptr, num)
 	add(unix.SYS_CREAT, "creat", Creat, path, mode)
+	t[unix.SYS_OPEN].Waits = OpenWaits
+	t[unix.SYS_OPENAT].Waits = OpenatWaits
+	t[unix.SYS_OPENAT2].Waits = Openat2Waits
+	t[unix.SYS_CREAT].Waits = CreatWaits
 	// Close: close.go.
 	add(unix.SYS_CLOSE, "close", Close, fd)
 	add(unix.SYS_CLOSE_RANGE, "close_range", CloseRange, num, num, hex)
