@@ -37,6 +37,7 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		return platform.Result{}
 	}
 	defer t.mu.Unlock()
+	t.clearClosing()
 	t.continued.valid = false
 	c := t.begin(sysno, args)
 	c.sp = sp
@@ -98,6 +99,7 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		// runs again on it): it is the sentry's own, for the host.
 		return platform.Result{}
 	}
+	t.clearClosing()
 	next := t.next
 	t.next = reissue{}
 	if next.then != nil && sysno == next.sysno {

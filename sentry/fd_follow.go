@@ -2,6 +2,7 @@ package sentry
 
 import (
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -106,7 +107,17 @@ func (c *Call) DupShared(oldfd, newfd int32, cloexec bool) (r Result, ok bool) {
 		return Err(unix.ENOSYS), true
 	}
 	t := c.fdt
-	t.mu.Lock()
+	for {
+		if newfd >= 0 {
+			c.WaitClosed(newfd)
+		}
+		t.mu.Lock()
+		if _, marked := t.closing[newfd]; newfd < 0 || !marked {
+			break
+		}
+		// Another close of newfd was let through meanwhile.
+		t.mu.Unlock()
+	}
 	src, err := platform.GetFD(c.TID, oldfd)
 	if err != nil {
 		t.mu.Unlock()
@@ -170,4 +181,158 @@ func (c *Call) DupShared(oldfd, newfd int32, cloexec bool) (r Result, ok bool) {
 func (c *Call) HoldsPlaceholder(fd int32, f *vfs.FileDescription) bool {
 	same, _ := placeholderAt(c.TID, fd, f)
 	return same
+}
+
+// Closes in flight. The sentry decides a close (the entry leaves the
+// table, the description is released: the synchronous close path) before
+// the kernel runs it, without an exit. In a table other threads share, a
+// dup2 or dup3 onto the same number landing in between would then be
+// closed by the kernel's close, and the table keep an entry for a number
+// the kernel has closed. So a shared table's close marks the number with
+// what the kernel holds there (MarkClosing), and a dup2 or dup3 onto a
+// marked number waits until the kernel's close has run (WaitClosed): the
+// number no longer holds that file. Nothing else can put a file at an
+// open number meanwhile (the lowest free number is never it, and every
+// dup2 and dup3 waits), so the file's going tells the close has run. The
+// opposite order, a stopped dup2 that entered first and a close between
+// its entry and its exit (both run by the kernel, in either order), makes
+// the close observed, and whichever exit comes last follows what the
+// kernel holds (CloseExit, FollowCopy).
+
+// closeMark is what a number held when the sentry let the kernel close
+// it: the closing thread, and the file's device and inode.
+type closeMark struct {
+	tid      int32
+	dev, ino uint64
+}
+
+// maxCloseWait bounds how long a dup2 waits for a close in flight (on
+// ptrace the tracer's thread waits, holding up every stop): the closing
+// thread runs its close as soon as it runs at all (it does not go back to
+// user space first), so only a starved thread takes long, or a number the
+// same file was opened at again by the host meanwhile; past the bound the
+// dup2 goes on, and the race is the kernel's to decide again.
+const maxCloseWait = 100 * time.Millisecond
+
+// fileID is the device and inode of what thread tid's descriptor fd
+// holds, read without asking the file system; ok is false if fd is not
+// open.
+func fileID(tid, fd int32) (dev, ino uint64, ok bool) {
+	var stx unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)), unix.AT_STATX_DONT_SYNC, 0, &stx) != nil {
+		return 0, 0, false
+	}
+	return unix.Mkdev(stx.Dev_major, stx.Dev_minor), stx.Ino, true
+}
+
+// MarkClosing records, in a shared table, that the call is a close of fd
+// the kernel is about to run, and what fd holds. It reports whether a
+// stopped dup2 or dup3 onto fd is between its entry and its exit: the
+// close must then be observed, and CloseExit follow it.
+func (c *Call) MarkClosing(fd int32) (observe bool) {
+	t := c.fdt
+	if !t.Shared() {
+		return false
+	}
+	dev, ino, ok := fileID(c.TID, fd)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ok {
+		if t.closing == nil {
+			t.closing = map[int32]closeMark{}
+		}
+		t.closing[fd] = closeMark{tid: c.TID, dev: dev, ino: ino}
+		c.Task.closing = fd
+	}
+	return t.dupTargets[fd] > 0
+}
+
+// closed drops thread tid's mark on fd, if it is still there: its close
+// has run.
+func (t *FDTable) closed(fd, tid int32) {
+	t.mu.Lock()
+	if m, ok := t.closing[fd]; ok && m.tid == tid {
+		delete(t.closing, fd)
+	}
+	t.mu.Unlock()
+}
+
+// clearClosing drops the mark of the task's last close: the task is in
+// its next call, so the kernel has run that close.
+func (t *Task) clearClosing() {
+	if t.closing >= 0 {
+		t.fdt.closed(t.closing, t.TID)
+		t.closing = -1
+	}
+}
+
+// WaitClosed waits until a close of fd that the sentry let the kernel run
+// (MarkClosing) has run, for at most maxCloseWait, before the call puts a
+// file at fd. The table must not be locked.
+func (c *Call) WaitClosed(fd int32) {
+	t := c.fdt
+	deadline := time.Now().Add(maxCloseWait)
+	pause := 10 * time.Microsecond
+	for {
+		t.mu.Lock()
+		m, ok := t.closing[fd]
+		t.mu.Unlock()
+		if !ok {
+			return
+		}
+		if dev, ino, open := fileID(c.TID, fd); !open || dev != m.dev || ino != m.ino || time.Now().After(deadline) {
+			t.closed(fd, m.tid)
+			continue
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, time.Millisecond)
+	}
+}
+
+// DupTarget records that a stopped dup2 or dup3 onto fd is about to run
+// (after any close of fd in flight has run); DupTargetDone, at its exit,
+// that it has.
+func (c *Call) DupTarget(fd int32) {
+	c.WaitClosed(fd)
+	t := c.fdt
+	t.mu.Lock()
+	if t.dupTargets == nil {
+		t.dupTargets = map[int32]int{}
+	}
+	t.dupTargets[fd]++
+	t.mu.Unlock()
+}
+
+// DupTargetDone is the exit of a dup2 or dup3 DupTarget recorded.
+func (c *Call) DupTargetDone(fd int32) {
+	t := c.fdt
+	t.mu.Lock()
+	if t.dupTargets[fd] <= 1 {
+		delete(t.dupTargets, fd)
+	} else {
+		t.dupTargets[fd]--
+	}
+	t.mu.Unlock()
+}
+
+// CloseExit follows an observed close of fd (MarkClosing said so): unless
+// a dup2 or dup3 onto fd is still between entry and exit (whose exit will
+// follow what the kernel holds), the entry at fd goes if the kernel no
+// longer holds its placeholder there.
+func (c *Call) CloseExit(fd int32) {
+	t := c.fdt
+	t.mu.Lock()
+	var old *vfs.FileDescription
+	if e, ok := t.entries[fd]; ok && t.dupTargets[fd] == 0 {
+		if same, _ := placeholderAt(c.TID, fd, e.file); !same {
+			old = t.setLocked(fd, nil, false)
+		}
+	}
+	if m, ok := t.closing[fd]; ok && m.tid == c.TID {
+		delete(t.closing, fd)
+	}
+	t.mu.Unlock()
+	if old != nil {
+		old.DecRef()
+	}
 }

@@ -82,6 +82,11 @@ type Task struct {
 	// next is a call the thread is to issue once its current one returns
 	// (Call.Reissue).
 	next reissue
+	// closing is the number whose close, in a shared table, the sentry
+	// last let the kernel run for this thread (its mark in the table's
+	// closing, which the thread's next call clears: the close has run),
+	// or -1.
+	closing int32
 	// continued is the last notified call the sentry let the host run
 	// (Kernel.Interrupted).
 	continued continuedCall

@@ -15,7 +15,7 @@ import (
 // parent's descriptor table and fs context as the clone flags the parent
 // passed say (copy_files, copy_fs).
 func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
-	child := &Task{k: k, TID: childTID}
+	child := &Task{k: k, TID: childTID, closing: -1}
 	parent := k.Task(parentTID)
 	if parent == nil {
 		c := k.Opts.Creds

@@ -15,12 +15,30 @@ import (
 // closes the placeholder, which cannot fail, so the guest sees 0 and the
 // slot is free for the next open.
 func Close(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	f := c.FDTable().Remove(int32(args[0]))
-	if f == nil {
+	fd := int32(args[0])
+	// In a shared table the kernel's close may come after another
+	// thread's dup2 onto fd (sentry/fd_follow.go, closes in flight).
+	observe := c.MarkClosing(fd)
+	f := c.FDTable().Remove(fd)
+	if f != nil {
+		release(c, f)
+	}
+	switch {
+	case observe && !c.Notified():
+		return sentry.Observe(c, unix.SYS_CLOSE, args, closeExit{fd: fd}, f != nil)
+	case f == nil:
 		return sentry.Pass()
 	}
-	release(c, f)
 	return sentry.PassServed()
+}
+
+// closeExit follows a close that a stopped dup2 or dup3 onto the same
+// number raced (Call.CloseExit).
+type closeExit struct{ fd int32 }
+
+func (e closeExit) Exit(c *sentry.Call, ret int64) int64 {
+	c.CloseExit(e.fd)
+	return ret
 }
 
 // release drops a table's reference on f by the configured close path.

@@ -110,7 +110,14 @@ func dupObserve(c *sentry.Call, args *platform.SyscallArgs, sysno uintptr, oldfd
 	if !fdt.Has(oldfd) && (newfd < 0 || !fdt.Has(newfd)) && !fdt.Shared() {
 		return sentry.Pass()
 	}
-	return sentry.Observe(c, sysno, args, &dupExit{oldfd: oldfd, cloexec: cloexec}, true)
+	d := &dupExit{oldfd: oldfd, target: -1, cloexec: cloexec}
+	if newfd >= 0 && fdt.Shared() {
+		// After any close of newfd in flight; a close racing this
+		// call is observed (sentry/fd_follow.go).
+		c.DupTarget(newfd)
+		d.target = newfd
+	}
+	return sentry.Observe(c, sysno, args, d, true)
 }
 
 // dupExit makes the table follow the copy the kernel made: newfd shares
@@ -118,11 +125,17 @@ func dupObserve(c *sentry.Call, args *platform.SyscallArgs, sysno uintptr, oldfd
 // it, which FollowCopy tells by the open file itself (a host file: no
 // entry).
 type dupExit struct {
-	oldfd   int32
+	oldfd int32
+	// target is a shared table's dup2 or dup3 target (Call.DupTarget),
+	// else -1.
+	target  int32
 	cloexec bool
 }
 
 func (d *dupExit) Exit(c *sentry.Call, ret int64) int64 {
+	if d.target >= 0 {
+		defer c.DupTargetDone(d.target)
+	}
 	if ret < 0 {
 		return ret
 	}
@@ -159,7 +172,7 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	}
 	switch cmd {
 	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC:
-		return sentry.Observe(c, unix.SYS_FCNTL, args, &dupExit{oldfd: fd, cloexec: cmd == unix.F_DUPFD_CLOEXEC}, true)
+		return sentry.Observe(c, unix.SYS_FCNTL, args, &dupExit{oldfd: fd, target: -1, cloexec: cmd == unix.F_DUPFD_CLOEXEC}, true)
 	case unix.F_CREATED_QUERY:
 		// f_mode's FMODE_CREATED is the guest's open's, not that of the
 		// sentry's open of the backing (the placeholder). Linux ignores

@@ -1,16 +1,20 @@
-// closerangerace: in each of 3,000 rounds two threads race
-// close_range(N, N, 0) against dup2(SRC, N), SRC a tmpfs file or a pipe
-// by turns, N holding the file before. After both, what fstat says of N
-// must be what the kernel holds there (F_GETFD and lseek, untrapped, ask
-// the kernel): nothing, the pipe, or the file by device and inode. A
-// table that dropped every entry in the range at close_range's exit lost
-// a placeholder a racing dup2 had put back, and the guest kept a
-// descriptor of the store. Prints "mismatches N"; usage: closerangerace DIR.
+// closerace: in each of 3,000 rounds two threads race a close of number
+// N (close, or close_range(N, N, 0)) against dup2(SRC, N), SRC a tmpfs
+// file or a pipe by turns, N holding the file before. After both, what
+// fstat says of N must be what the kernel holds there (F_GETFD and lseek,
+// untrapped, ask the kernel): nothing, the pipe, or the file by device
+// and inode. The sentry decides a close before the kernel runs it: a dup2
+// landing in between was closed by the kernel's close and the table kept
+// its entry; and a table that dropped every entry in close_range's range
+// at its exit lost a placeholder a racing dup2 had put back, leaving the
+// guest a descriptor of the store. Prints "mismatches N"; usage:
+// closerace DIR close|close_range.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -18,13 +22,16 @@
 #define N 50
 #define ROUNDS 3000
 
-static int file, pipefd[2];
+static int file, pipefd[2], use_range;
 static pthread_barrier_t start, done;
 
 static void *closer(void *arg) {
 	for (int i = 0; i < ROUNDS; i++) {
 		pthread_barrier_wait(&start);
-		syscall(SYS_close_range, N, N, 0);
+		if (use_range)
+			syscall(SYS_close_range, N, N, 0);
+		else
+			close(N);
 		pthread_barrier_wait(&done);
 	}
 	return 0;
@@ -41,7 +48,12 @@ static void *duper(void *arg) {
 
 int main(int argc, char **argv) {
 	char p[4096];
-	snprintf(p, sizeof p, "%s/closerangerace", argv[1]);
+	if (argc != 3) {
+		fprintf(stderr, "usage: closerace DIR close|close_range\n");
+		return 2;
+	}
+	use_range = !strcmp(argv[2], "close_range");
+	snprintf(p, sizeof p, "%s/closerace", argv[1]);
 	struct stat fst;
 	file = open(p, O_CREAT | O_RDWR, 0644);
 	if (file < 0 || pipe(pipefd) || fstat(file, &fst)) {
