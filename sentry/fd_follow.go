@@ -118,17 +118,21 @@ func (c *Call) DupShared(oldfd, newfd int32, cloexec bool) (r Result, ok bool) {
 		// Another close of newfd was let through meanwhile.
 		t.mu.Unlock()
 	}
-	src, err := platform.GetFD(c.TID, oldfd)
-	if err != nil {
-		t.mu.Unlock()
-		// oldfd is not open: EBADF, the dups' first check.
-		return ErrOf(err), true
-	}
-	defer unix.Close(src)
 	var f *vfs.FileDescription
-	if e, has := t.entries[oldfd]; has && e.file.HostFD >= 0 && sameOpenFile(src, e.file.HostFD) {
-		f = e.file
+	var src int
+	var err error
+	if e, has := t.entries[oldfd]; has && e.file.HostFD >= 0 && c.HoldsPlaceholder(oldfd, e.file) {
+		// The kernel's oldfd is the entry's placeholder; with the
+		// table locked, only the kernel's own close_range could take
+		// it meanwhile, after which this dup came first.
+		f, src = e.file, e.file.HostFD
 	} else {
+		if src, err = platform.GetFD(c.TID, oldfd); err != nil {
+			t.mu.Unlock()
+			// oldfd is not open: EBADF, the dups' first check.
+			return ErrOf(err), true
+		}
+		defer unix.Close(src)
 		if stored, _ := c.k.VFS.OnStore(src, ""); stored {
 			for _, e := range t.entries {
 				if e.file.HostFD >= 0 && sameOpenFile(src, e.file.HostFD) {
@@ -189,7 +193,7 @@ func (c *Call) HoldsPlaceholder(fd int32, f *vfs.FileDescription) bool {
 // dup2 or dup3 onto the same number landing in between would then be
 // closed by the kernel's close, and the table keep an entry for a number
 // the kernel has closed. So a shared table's close marks the number with
-// what the kernel holds there (MarkClosing), and a dup2 or dup3 onto a
+// what the kernel holds there (CloseFD), and a dup2 or dup3 onto a
 // marked number waits until the kernel's close has run (WaitClosed): the
 // number no longer holds that file. Nothing else can put a file at an
 // open number meanwhile (the lowest free number is never it, and every
@@ -214,29 +218,47 @@ type closeMark struct {
 // dup2 goes on, and the race is the kernel's to decide again.
 const maxCloseWait = 100 * time.Millisecond
 
-// fileID is the device and inode of what thread tid's descriptor fd
-// holds, read without asking the file system; ok is false if fd is not
-// open.
-func fileID(tid, fd int32) (dev, ino uint64, ok bool) {
+// fileID is the device and inode of the file path names relative to
+// dirfd ("": dirfd's own), read without asking the file system; ok is
+// false if there is none (a descriptor that is not open).
+func fileID(dirfd int, path string) (dev, ino uint64, ok bool) {
+	flags := unix.AT_STATX_DONT_SYNC
+	if path == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
 	var stx unix.Statx_t
-	if unix.Statx(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)), unix.AT_STATX_DONT_SYNC, 0, &stx) != nil {
+	if unix.Statx(dirfd, path, flags, 0, &stx) != nil {
 		return 0, 0, false
 	}
 	return unix.Mkdev(stx.Dev_major, stx.Dev_minor), stx.Ino, true
 }
 
-// MarkClosing records, in a shared table, that the call is a close of fd
-// the kernel is about to run, and what fd holds. It reports whether a
-// stopped dup2 or dup3 onto fd is between its entry and its exit: the
-// close must then be observed, and CloseExit follow it.
-func (c *Call) MarkClosing(fd int32) (observe bool) {
+// guestFileID is fileID of thread tid's descriptor fd.
+func guestFileID(tid, fd int32) (dev, ino uint64, ok bool) {
+	return fileID(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)))
+}
+
+// CloseFD takes fd out of the table for the call, a close of fd the
+// kernel is about to run, and returns its description (nil for a host
+// file). In a shared table it also marks fd with what the kernel holds
+// there (the placeholder's file, or the host file), in the same hold of
+// the lock, and reports whether a stopped dup2 or dup3 onto fd is between
+// its entry and its exit: the close must then be observed, and CloseExit
+// follow it.
+func (c *Call) CloseFD(fd int32) (f *vfs.FileDescription, observe bool) {
 	t := c.fdt
 	if !t.Shared() {
-		return false
+		return t.Remove(fd), false
 	}
-	dev, ino, ok := fileID(c.TID, fd)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	var dev, ino uint64
+	var ok bool
+	if e, has := t.entries[fd]; has && e.file.HostFD >= 0 {
+		dev, ino, ok = fileID(e.file.HostFD, "")
+	} else {
+		dev, ino, ok = guestFileID(c.TID, fd)
+	}
 	if ok {
 		if t.closing == nil {
 			t.closing = map[int32]closeMark{}
@@ -244,7 +266,11 @@ func (c *Call) MarkClosing(fd int32) (observe bool) {
 		t.closing[fd] = closeMark{tid: c.TID, dev: dev, ino: ino}
 		c.Task.closing = fd
 	}
-	return t.dupTargets[fd] > 0
+	if e, has := t.entries[fd]; has {
+		delete(t.entries, fd)
+		f = e.file
+	}
+	return f, t.dupTargets[fd] > 0
 }
 
 // closed drops thread tid's mark on fd, if it is still there: its close
@@ -267,7 +293,7 @@ func (t *Task) clearClosing() {
 }
 
 // WaitClosed waits until a close of fd that the sentry let the kernel run
-// (MarkClosing) has run, for at most maxCloseWait, before the call puts a
+// (CloseFD) has run, for at most maxCloseWait, before the call puts a
 // file at fd. The table must not be locked.
 func (c *Call) WaitClosed(fd int32) {
 	t := c.fdt
@@ -280,7 +306,7 @@ func (c *Call) WaitClosed(fd int32) {
 		if !ok {
 			return
 		}
-		if dev, ino, open := fileID(c.TID, fd); !open || dev != m.dev || ino != m.ino || time.Now().After(deadline) {
+		if dev, ino, open := guestFileID(c.TID, fd); !open || dev != m.dev || ino != m.ino || time.Now().After(deadline) {
 			t.closed(fd, m.tid)
 			continue
 		}
@@ -315,7 +341,7 @@ func (c *Call) DupTargetDone(fd int32) {
 	t.mu.Unlock()
 }
 
-// CloseExit follows an observed close of fd (MarkClosing said so): unless
+// CloseExit follows an observed close of fd (CloseFD said so): unless
 // a dup2 or dup3 onto fd is still between entry and exit (whose exit will
 // follow what the kernel holds), the entry at fd goes if the kernel no
 // longer holds its placeholder there.

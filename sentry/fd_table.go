@@ -21,7 +21,7 @@ type FDTable struct {
 	entries map[int32]fdEntry
 	// closing are the numbers whose close the sentry has let the kernel
 	// run, in a table other threads share, and what each held then
-	// (Call.MarkClosing); dupTargets counts the stopped dup2s and dup3s
+	// (Call.CloseFD); dupTargets counts the stopped dup2s and dup3s
 	// onto each number between their entry and their exit.
 	closing    map[int32]closeMark
 	dupTargets map[int32]int

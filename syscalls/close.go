@@ -18,8 +18,7 @@ func Close(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	fd := int32(args[0])
 	// In a shared table the kernel's close may come after another
 	// thread's dup2 onto fd (sentry/fd_follow.go, closes in flight).
-	observe := c.MarkClosing(fd)
-	f := c.FDTable().Remove(fd)
+	f, observe := c.CloseFD(fd)
 	if f != nil {
 		release(c, f)
 	}
