@@ -126,6 +126,10 @@ func Observe(c *Call, sysno uintptr, args *platform.SyscallArgs, then Continuati
 	return Result{Result: platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: *args}, Served: served}
 }
 
+// ThenAtExit makes a stopped call the handler passes through (Pass, with
+// the paths it redirected) run with an exit stop, whose result then sees.
+func (c *Call) ThenAtExit(then Continuation) { c.then = then }
+
 // RewriteTo makes the host run sysno with args instead and gives its result
 // to then at the exit.
 func RewriteTo(c *Call, sysno uintptr, args platform.SyscallArgs, then Continuation) Result {

@@ -156,9 +156,9 @@ func (k *Kernel) serve(c *Call) Result {
 					}
 				}
 			}
-		case k.Opts.Strace != nil && !c.notified:
-			// Tracing needs the host's result: observe the call's
-			// exit.
+		case (k.Opts.Strace != nil || c.then != nil) && !c.notified:
+			// Tracing needs the host's result, as does a handler that
+			// asked to see it (ThenAtExit): observe the call's exit.
 			res.Action = platform.Rewrite
 			res.Sysno = c.Sysno
 			res.Args = c.Args

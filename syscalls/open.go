@@ -1,6 +1,8 @@
 package syscalls
 
 import (
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -170,6 +172,13 @@ func openat(c *sentry.Call, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 	if r.host {
 		if hostPath, mountinfo, ok := procMountsFile(c, r.Host); ok && r.hostPath == "" {
 			return openProcMounts(c, hostPath, mountinfo, flags)
+		}
+		if r.Jumped {
+			// Through a magic link to a descriptor the sentry does not
+			// hold, which a racing thread may make a placeholder
+			// before the open follows it again: what was opened is
+			// checked (openJumped).
+			return openJumped(c, r, flags, mode, resolve)
 		}
 		if c.Notified() && r.hostPath != "" {
 			return openHost(c, r.hostPath, flags, mode, resolve)
@@ -397,3 +406,80 @@ func errnoOf(err error) unix.Errno {
 
 // resolveCached is RESOLVE_CACHED (not in x/sys/unix).
 const resolveCached = 0x20
+
+// openJumped opens a host file the path reached through a magic link of
+// /proc to a descriptor the sentry does not hold (a guest's host file,
+// another process's). The link is followed again when the open runs, and
+// by then a racing thread may have put a placeholder at that number: the
+// kernel would reopen a file of the sandbox's store, behind the sentry's
+// back. So the opened file is checked: on a notifying platform the sentry
+// opens it for the guest (openHost, by the path it resolved), on a
+// stopping one the host runs the guest's call and its exit looks. A store
+// file is refused with EOPNOTSUPP, as the magic links of processes the
+// sentry does not trace to store files are (the call is the guest's own
+// race: had it come a moment later, the sentry would have served the
+// reopen of its file).
+func openJumped(c *sentry.Call, r resolved, flags, mode uint32, resolve uint64) sentry.Result {
+	if c.Notified() {
+		host := r.hostPath
+		if host == "" {
+			host = r.Host
+		}
+		if n, ok := ownFDLink(c, host); ok {
+			// The guest's own descriptor, by a link with no path of
+			// its own (a pipe, a socket): the sentry takes the very
+			// file and reopens its copy as the guest, as the guest's
+			// own /proc/self/fd would, which is open to it even
+			// non-dumpable, where the sentry's /proc/PID/fd is not.
+			src, err := platform.GetFD(c.TID, n)
+			if err != nil {
+				// Closed since: the link is gone.
+				return sentry.Err(unix.ENOENT)
+			}
+			defer unix.Close(src)
+			host = "/proc/self/fd/" + strconv.Itoa(src)
+		}
+		return openHost(c, host, flags, mode, resolve)
+	}
+	c.ThenAtExit(openJumpedExit{})
+	return sentry.Pass()
+}
+
+// ownFDLink reports whether host path p is the magic link of one of the
+// calling thread group's descriptors, /proc/TGID/fd/N or
+// /proc/TGID/task/TID/fd/N, and N.
+func ownFDLink(c *sentry.Call, p string) (int32, bool) {
+	rest, ok := strings.CutPrefix(p, "/proc/"+strconv.Itoa(int(c.TG.TGID))+"/")
+	if !ok {
+		return 0, false
+	}
+	if t, ok := strings.CutPrefix(rest, "task/"); ok {
+		tid, after, found := strings.Cut(t, "/")
+		if _, err := strconv.Atoi(tid); !found || err != nil {
+			return 0, false
+		}
+		rest = after
+	}
+	num, ok := strings.CutPrefix(rest, "fd/")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(num, 10, 32)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != num {
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// openJumpedExit refuses what an open through a magic link got if it is
+// a file of a sentry store (openJumped): the descriptor is closed by a
+// reissued close_range before the guest sees the result.
+type openJumpedExit struct{}
+
+func (openJumpedExit) Exit(c *sentry.Call, ret int64) int64 {
+	if ret < 0 || !onSentryStore(c, int32(ret)) {
+		return ret
+	}
+	closeUnplaced(c, []int32{int32(ret)}, -int64(unix.EOPNOTSUPP))
+	return -int64(unix.EOPNOTSUPP)
+}

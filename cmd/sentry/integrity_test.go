@@ -84,6 +84,17 @@ func TestCloseRaceKeepsTheTable(t *testing.T) {
 	}
 }
 
+// TestReopenRaceKeepsTheStore: a thread keeps moving a number between a
+// tmpfs file, a host file and a pipe while another reopens it by
+// /proc/self/fd. The walk looked at the number, saw a host file (or none
+// yet), and let the host follow the link again, by when it could hold the
+// tmpfs file's placeholder: the guest got a fresh open of a store file
+// (238 of 4,320 opens on ptrace, 189 of 5,000 on unotify). What such an
+// open gets is now checked, and a store file refused.
+func TestReopenRaceKeepsTheStore(t *testing.T) {
+	mismatchProbe(t, "reopenrace")
+}
+
 // mismatchProbe runs threaded testdata program name (with args after
 // its directory) natively on a kernel tmpfs and in the sandbox on /tmp:
 // each must find no mismatch between what the kernel's table holds and

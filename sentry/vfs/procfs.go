@@ -245,7 +245,11 @@ func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool
 		var stx unix.Statx_t
 		if err := statxPath(np, unix.AT_SYMLINK_NOFOLLOW, &stx); err != nil {
 			if err == unix.ENOENT && last {
+				// Not open now: the host's call may find it open
+				// when it follows the link (a creat of it, or a
+				// racing thread's dup2).
 				ws.cur.Host, h.known = np, false
+				ws.w.Jumped = true
 				return nil
 			}
 			ws.hostErr = true
@@ -324,6 +328,7 @@ func (ws *walker) mayReadLink(np string) error {
 // it, else by the link.
 func (ws *walker) kernelJump(np string) error {
 	h := &ws.h
+	ws.w.Jumped = true
 	var stx unix.Statx_t
 	if err := statxPath(np, 0, &stx); err != nil {
 		return err

@@ -54,6 +54,11 @@ type Walk struct {
 	// in /proc), so that a host result is not what the host kernel would
 	// find by the guest's path: the host must be given Host instead.
 	Entered bool
+	// Jumped is set when the walk followed a magic link to the kernel's
+	// target (nd_jump_link: a descriptor the sentry does not hold): the
+	// host, walking the guest's path again, follows it again, and by
+	// then the number may hold a placeholder.
+	Jumped bool
 	// Link is set when the path ends on a magic link of a guest process
 	// that the walk did not follow (lstat, readlink, O_NOFOLLOW) and that
 	// points at a file of the sentry's: that file.
