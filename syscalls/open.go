@@ -425,12 +425,13 @@ func openJumped(c *sentry.Call, r resolved, flags, mode uint32, resolve uint64) 
 		if host == "" {
 			host = r.Host
 		}
-		if n, ok := ownFDLink(c, host); ok {
-			// The guest's own descriptor, by a link with no path of
-			// its own (a pipe, a socket): the sentry takes the very
-			// file and reopens its copy as the guest, as the guest's
-			// own /proc/self/fd would, which is open to it even
-			// non-dumpable, where the sentry's /proc/PID/fd is not.
+		if n, ok := ownFDLink(c, r.JumpedAt); ok {
+			// A reopen of the guest's own descriptor: the sentry
+			// takes the very file and reopens its copy as the guest,
+			// as the guest's own /proc/self/fd would, with no search
+			// of the file's directories (which its path would need)
+			// and open to it even non-dumpable (where the sentry's
+			// /proc/PID/fd is not).
 			src, err := platform.GetFD(c.TID, n)
 			if err != nil {
 				// Closed since: the link is gone.

@@ -95,6 +95,28 @@ func TestReopenRaceKeepsTheStore(t *testing.T) {
 	mismatchProbe(t, "reopenrace")
 }
 
+// TestReopenNeedsNoSearch: a guest (nobody) reopens its own descriptor
+// by /proc/self/fd after it took away the search permission on the
+// file's directory, which Linux's reopen does not need (the link leads
+// to the file, not its path). The sentry's check of such reopens
+// (openJumped) first opened the file's path as the guest on unotify:
+// EACCES.
+func TestReopenNeedsNoSearch(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("skipped: the guest must not be root (root needs no search permission) and runs under setpriv, which is not installed (Debian's util-linux)")
+	}
+	script := `d=$(mktemp -d /var/tmp/sentry-reopen-XXXXXX) && echo data >$d/f && exec 3<$d/f && chmod 000 $d && cat /proc/self/fd/3; r=$?; chmod 700 $d; rm -rf $d; exit $r`
+	argv := []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "sh", "-c", script}
+	native := runCmd(t, "", argv...)
+	if native.code != 0 || native.stdout != "data\n" {
+		t.Fatalf("native: %+v", native)
+	}
+	r := sandboxed(t, nil, argv...)
+	if r.code != 0 || r.stdout != native.stdout {
+		t.Fatalf("sandbox: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // mismatchProbe runs threaded testdata program name (with args after
 // its directory) natively on a kernel tmpfs and in the sandbox on /tmp:
 // each must find no mismatch between what the kernel's table holds and

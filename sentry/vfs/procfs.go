@@ -249,7 +249,7 @@ func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool
 				// when it follows the link (a creat of it, or a
 				// racing thread's dup2).
 				ws.cur.Host, h.known = np, false
-				ws.w.Jumped = true
+				ws.w.Jumped, ws.w.JumpedAt = true, np
 				return nil
 			}
 			ws.hostErr = true
@@ -287,6 +287,10 @@ func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool
 		return unix.EXDEV
 	}
 	if target == (Location{}) {
+		ws.w.JumpedAt = ""
+		if last {
+			ws.w.JumpedAt = np
+		}
 		return ws.kernelJump(np)
 	}
 	if !own {

@@ -59,6 +59,9 @@ type Walk struct {
 	// host, walking the guest's path again, follows it again, and by
 	// then the number may hold a placeholder.
 	Jumped bool
+	// JumpedAt is the magic link the walk jumped last, when the path
+	// ended on it (a host open of it reopens what it points at), else "".
+	JumpedAt string
 	// Link is set when the path ends on a magic link of a guest process
 	// that the walk did not follow (lstat, readlink, O_NOFOLLOW) and that
 	// points at a file of the sentry's: that file.
