@@ -35,7 +35,7 @@ import (
 // cands or of the table's descriptions (f, ok), a host file or nothing
 // (nil, true), or a file of a sentry store that is none of them (nil,
 // false), which the guest must not keep. t.mu is held.
-func (t *FDTable) placeLocked(tid, fd int32, cands []*vfs.FileDescription, onStore func(int, string) (bool, error)) (*vfs.FileDescription, bool) {
+func (t *FDTable) placeLocked(tid, fd int32, cands []*vfs.FileDescription, onStore func(int, string) bool) (*vfs.FileDescription, bool) {
 	for _, f := range cands {
 		if f != nil {
 			if same, _ := placeholderAt(tid, fd, f); same {
@@ -43,8 +43,7 @@ func (t *FDTable) placeLocked(tid, fd int32, cands []*vfs.FileDescription, onSto
 			}
 		}
 	}
-	stored, err := onStore(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)))
-	if err != nil || !stored {
+	if !onStore(unix.AT_FDCWD, procFD(tid, fd)) {
 		// A host file, or closed since by another thread: nothing to
 		// follow.
 		return nil, true
@@ -133,7 +132,7 @@ func (c *Call) DupShared(oldfd, newfd int32, cloexec bool) (r Result, ok bool) {
 			return ErrOf(err), true
 		}
 		defer unix.Close(src)
-		if stored, _ := c.k.VFS.OnStore(src, ""); stored {
+		if c.k.VFS.OnStore(src, "") {
 			for _, e := range t.entries {
 				if e.file.HostFD >= 0 && sameOpenFile(src, e.file.HostFD) {
 					f = e.file
@@ -218,24 +217,14 @@ type closeMark struct {
 // dup2 goes on, and the race is the kernel's to decide again.
 const maxCloseWait = 100 * time.Millisecond
 
-// fileID is the device and inode of the file path names relative to
-// dirfd ("": dirfd's own), read without asking the file system; ok is
-// false if there is none (a descriptor that is not open).
-func fileID(dirfd int, path string) (dev, ino uint64, ok bool) {
-	flags := unix.AT_STATX_DONT_SYNC
-	if path == "" {
-		flags |= unix.AT_EMPTY_PATH
-	}
-	var stx unix.Statx_t
-	if unix.Statx(dirfd, path, flags, 0, &stx) != nil {
-		return 0, 0, false
-	}
-	return unix.Mkdev(stx.Dev_major, stx.Dev_minor), stx.Ino, true
+// procFD is the sentry's path of thread tid's descriptor fd.
+func procFD(tid, fd int32) string {
+	return "/proc/" + strconv.Itoa(int(tid)) + "/fd/" + strconv.Itoa(int(fd))
 }
 
-// guestFileID is fileID of thread tid's descriptor fd.
+// guestFileID is vfs.HostFileID of thread tid's descriptor fd.
 func guestFileID(tid, fd int32) (dev, ino uint64, ok bool) {
-	return fileID(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)))
+	return vfs.HostFileID(unix.AT_FDCWD, procFD(tid, fd))
 }
 
 // CloseFD takes fd out of the table for the call, a close of fd the
@@ -255,7 +244,7 @@ func (c *Call) CloseFD(fd int32) (f *vfs.FileDescription, observe bool) {
 	var dev, ino uint64
 	var ok bool
 	if e, has := t.entries[fd]; has && e.file.HostFD >= 0 {
-		dev, ino, ok = fileID(e.file.HostFD, "")
+		dev, ino, ok = vfs.HostFileID(e.file.HostFD, "")
 	} else {
 		dev, ino, ok = guestFileID(c.TID, fd)
 	}

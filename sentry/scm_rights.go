@@ -1,7 +1,6 @@
 package sentry
 
 import (
-	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -113,13 +112,12 @@ func (k *Kernel) releasePassed() {
 // the sentry's back. A receipt that only peeked (MSG_PEEK: the message,
 // its descriptors included, is received again later) keeps the pass.
 func (k *Kernel) ReceivedFile(tid, fd int32, peek bool) (*vfs.FileDescription, bool) {
-	onStore, err := k.VFS.OnStore(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(tid))+"/fd/"+strconv.Itoa(int(fd)))
-	if err != nil || !onStore {
+	if !k.VFS.OnStore(unix.AT_FDCWD, procFD(tid, fd)) {
 		// A host file, or gone already (another thread closed it):
 		// nothing to place.
 		return nil, true
 	}
-	same := func(f *vfs.FileDescription) bool { return f.HostFD >= 0 && isOpenFile(tid, fd, f.HostFD) }
+	same := func(f *vfs.FileDescription) bool { s, _ := placeholderAt(tid, fd, f); return s }
 	p := &k.passed
 	p.mu.Lock()
 	for f, n := range p.files {
@@ -149,12 +147,4 @@ func (k *Kernel) ReceivedFile(tid, fd int32, peek bool) (*vfs.FileDescription, b
 		}
 	}
 	return nil, false
-}
-
-// isOpenFile reports whether thread tid's descriptor fd is the open file
-// the sentry holds as hostFD (kcmp KCMP_FILE); anything kcmp cannot
-// compare is not.
-func isOpenFile(tid, fd int32, hostFD int) bool {
-	r, _, e := unix.RawSyscall6(unix.SYS_KCMP, uintptr(unix.Getpid()), uintptr(tid), kcmpFile, uintptr(hostFD), uintptr(fd), 0)
-	return e == 0 && r == 0
 }

@@ -215,6 +215,5 @@ func onSentryStore(c *sentry.Call, fd int32) bool {
 	if fd < 0 {
 		return false
 	}
-	onStore, _ := c.Kernel().VFS.OnStore(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)))
-	return onStore
+	return c.Kernel().VFS.OnStore(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)))
 }

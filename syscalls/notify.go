@@ -68,7 +68,7 @@ func openHost(c *sentry.Call, host string, flags, mode uint32, resolve uint64) s
 		}
 		return sentry.ErrOf(errnoOf(err))
 	}
-	if stored, _ := c.Kernel().VFS.OnStore(fd, ""); stored {
+	if c.Kernel().VFS.OnStore(fd, "") {
 		// A magic link on the way led to a placeholder a racing
 		// thread put there (openJumped): never the guest's to hold.
 		unix.Close(fd)

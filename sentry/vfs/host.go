@@ -732,21 +732,27 @@ func mayFollowLink(fsuid, linkUID, dirMode, dirUID uint32) bool {
 	return dirUID == linkUID
 }
 
-// OnStore reports whether the file path names (relative to dirfd; "" for
-// dirfd itself) is a file of a sentry mount's store, or the error of
-// looking. Only the device is read, without asking the file system
+// HostFileID is the device and inode of the file path names (relative
+// to dirfd; "" for dirfd itself), read without asking the file system
 // (AT_STATX_DONT_SYNC): a FUSE file's server may be a guest thread that
-// waits for the very sentry thread asking.
-func (v *VirtualFilesystem) OnStore(dirfd int, path string) (bool, error) {
+// waits for the very sentry thread asking. ok is false if there is none.
+func HostFileID(dirfd int, path string) (dev, ino uint64, ok bool) {
 	flags := unix.AT_STATX_DONT_SYNC
 	if path == "" {
 		flags |= unix.AT_EMPTY_PATH
 	}
 	var stx unix.Statx_t
-	if err := unix.Statx(dirfd, path, flags, 0, &stx); err != nil {
-		return false, err
+	if unix.Statx(dirfd, path, flags, 0, &stx) != nil {
+		return 0, 0, false
 	}
-	return v.StoreDev(unix.Mkdev(stx.Dev_major, stx.Dev_minor)), nil
+	return unix.Mkdev(stx.Dev_major, stx.Dev_minor), stx.Ino, true
+}
+
+// OnStore reports whether the file path names (as HostFileID) is a file
+// of a sentry mount's store; false if there is none.
+func (v *VirtualFilesystem) OnStore(dirfd int, path string) bool {
+	dev, _, ok := HostFileID(dirfd, path)
+	return ok && v.StoreDev(dev)
 }
 
 // StoreDev reports whether dev is the device of a sentry mount's store
