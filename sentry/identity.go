@@ -55,9 +55,11 @@ func capCall(sysno uintptr, c *capSets) unix.Errno {
 // CAP_MKNOD, CAP_MAC_OVERRIDE).
 const fsCaps vfs.CapSet = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<9 | 1<<27 | 1<<32
 
-// threadIdentity is what a thread acts with on the host's files.
+// threadIdentity is what a thread acts with on the host's files, and its
+// effective uid.
 type threadIdentity struct {
 	uid, gid uint32
+	euid     uint32
 	groups   []uint32
 	caps     capSets
 }
@@ -67,6 +69,7 @@ func currentIdentity() (threadIdentity, error) {
 	var id threadIdentity
 	id.uid = getfsuid()
 	id.gid = getfsgid()
+	id.euid = geteuid()
 	n, _, e := unix.RawSyscall(unix.SYS_GETGROUPS, 0, 0, 0)
 	if e != 0 {
 		return id, e
@@ -87,6 +90,49 @@ func currentIdentity() (threadIdentity, error) {
 
 // noID is (uid_t)-1: setfsuid and setfsgid change nothing and say what is.
 const noID = 1<<32 - 1
+
+// ownerlessUID is the effective uid a thread takes to act for root in a
+// user namespace of its own (actingEUID): 4294967294, the last valid id,
+// which owns no namespace made by a process of the sentry's namespace.
+const ownerlessUID = 1<<32 - 2
+
+// actingEUID is the effective uid a thread takes to act for c. Linux
+// grants every capability over a user namespace to a task of its parent
+// namespace whose effective uid owns it (cap_capable), whatever its
+// capability sets: a serving thread keeping the sentry's euid 0 holds
+// CAP_SYS_PTRACE over every sandbox's namespace (made by a root sentry).
+// So the thread takes the guest's uid as its euid, as the guest's own
+// call has it, but for root of a namespace without CAP_SYS_PTRACE there,
+// which takes an id that owns none. Root of the sandbox's namespace, which
+// has CAP_SYS_PTRACE over it, keeps euid 0, and with it over every
+// sandbox's namespace: the processes of another namespace are refused
+// before the thread acts (syscalls' mayEnterProc; measured without that
+// check on unotify: a root guest read another sandbox's file through its
+// guest's /proc/PID/fd/N).
+func actingEUID(c *vfs.Credentials) uint32 {
+	if c.Foreign && c.UID == 0 && !c.Caps.Has(vfs.CapSysPtrace) {
+		return ownerlessUID
+	}
+	return c.UID
+}
+
+func geteuid() uint32 {
+	var r, e, s uint32
+	unix.RawSyscall(unix.SYS_GETRESUID, uintptr(unsafe.Pointer(&r)), uintptr(unsafe.Pointer(&e)), uintptr(unsafe.Pointer(&s)))
+	return e
+}
+
+// seteuid sets the calling thread's effective uid (and with it its
+// fsuid) and checks that it took.
+func seteuid(id uint32) unix.Errno {
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, noID, uintptr(id), noID); e != 0 {
+		return e
+	}
+	if geteuid() != id {
+		return unix.EPERM
+	}
+	return 0
+}
 
 func getfsuid() uint32 {
 	r, _, _ := unix.RawSyscall(unix.SYS_SETFSUID, noID, 0, 0)
@@ -142,22 +188,35 @@ func (ids *identities) init() {
 }
 
 // guestCaps are the capabilities a thread acting for c takes: c's own in
-// the sentry's user namespace. A task of another namespace has none there
-// (the host's files it reaches belong to the sentry's namespace; those
-// whose ids its namespace maps would let Linux grant it some: not
-// modelled, stricter).
+// the sentry's user namespace. A task of another namespace holds its
+// capabilities there only; over the host's files Linux grants it those
+// that capable_wrt_inode_uidgid checks, on the files whose owner and
+// group its namespace maps. With maps that cover every id (the sandbox's
+// own namespace, launch/userns.go) that is every file, so the thread
+// takes those five; with narrower ones, none (not modelled per file:
+// stricter than Linux, never looser). Never CAP_SYS_PTRACE and the
+// others the initial namespace keeps: a serving thread opening
+// /proc/PID/fd/N for such a guest must be refused as the guest is.
 func guestCaps(c *vfs.Credentials) vfs.CapSet {
 	if c.Foreign {
+		if c.UIDMap.MapsAll() && c.GIDMap.MapsAll() {
+			return c.Caps & inodeCaps
+		}
 		return 0
 	}
 	return c.Caps
 }
 
+// inodeCaps are the capabilities Linux checks with
+// capable_wrt_inode_uidgid: CAP_CHOWN, CAP_DAC_OVERRIDE,
+// CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID.
+const inodeCaps vfs.CapSet = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<4
+
 // IsHostIdentity reports whether c is the sentry's own identity: ActAs(c,
 // fn) then runs fn as it is.
 func (k *Kernel) IsHostIdentity(c *vfs.Credentials) bool {
 	h := &k.ids.host
-	return k.ids.hostErr == nil && c.UID == h.uid && c.GID == h.gid &&
+	return k.ids.hostErr == nil && c.UID == h.uid && c.GID == h.gid && actingEUID(c) == h.euid &&
 		guestCaps(c) == h.caps.effective() && slices.Equal(c.Groups, h.groups)
 }
 
@@ -178,30 +237,33 @@ func (k *Kernel) ActAs(c *vfs.Credentials, fn func() error) error {
 	h := &ids.host
 	caps := guestCaps(c)
 	sameGroups := slices.Equal(c.Groups, h.groups)
-	if c.UID == h.uid && c.GID == h.gid && caps == h.caps.effective() && sameGroups {
+	euid := actingEUID(c)
+	if c.UID == h.uid && c.GID == h.gid && euid == h.euid && caps == h.caps.effective() && sameGroups {
 		return fn()
 	}
-	if e := ids.enter(c, caps, sameGroups); e != 0 {
-		if rerr := ids.restore(!sameGroups); rerr != 0 {
+	if e := ids.enter(c, euid, caps, sameGroups); e != 0 {
+		if rerr := ids.restore(!sameGroups, euid != h.euid); rerr != 0 {
 			k.taint()
 		}
 		return e
 	}
 	err := fn()
-	if rerr := ids.restore(!sameGroups); rerr != 0 {
+	if rerr := ids.restore(!sameGroups, euid != h.euid); rerr != 0 {
 		k.taint()
 		return rerr
 	}
 	return err
 }
 
-// enter gives the calling thread c's identity with capabilities caps.
-// The fsuid comes after the groups and fsgid (changing those needs
-// CAP_SETGID, which a guest may not have), and the capabilities last: a
-// change of fsuid from 0 drops some from the effective set and capset
-// then sets exactly the guest's. The permitted and inheritable sets stay
-// the sentry's, so that it can take its effective set back.
-func (ids *identities) enter(c *vfs.Credentials, caps vfs.CapSet, sameGroups bool) unix.Errno {
+// enter gives the calling thread c's identity with effective uid euid
+// and capabilities caps. The euid and fsuid come after the groups and
+// fsgid (changing those needs CAP_SETGID, which a guest may not have),
+// the fsuid after the euid (setresuid sets the fsuid too), and the
+// capabilities last: a change of euid or fsuid from 0 drops some from the
+// effective set and capset then sets exactly the guest's. The permitted
+// and inheritable sets stay the sentry's (its real and saved uids stay
+// too), so that it can take its euid and effective set back.
+func (ids *identities) enter(c *vfs.Credentials, euid uint32, caps vfs.CapSet, sameGroups bool) unix.Errno {
 	if !sameGroups {
 		if e := setgroups(c.Groups); e != 0 {
 			return e
@@ -209,6 +271,11 @@ func (ids *identities) enter(c *vfs.Credentials, caps vfs.CapSet, sameGroups boo
 	}
 	if e := setfsid(unix.SYS_SETFSGID, c.GID); e != 0 {
 		return e
+	}
+	if euid != ids.host.euid {
+		if e := seteuid(euid); e != 0 {
+			return e
+		}
 	}
 	if e := setfsid(unix.SYS_SETFSUID, c.UID); e != 0 {
 		return e
@@ -220,8 +287,9 @@ func (ids *identities) enter(c *vfs.Credentials, caps vfs.CapSet, sameGroups boo
 
 // restore gives the calling thread the sentry's identity back, the
 // capabilities first (they are what allows the rest), and reports the
-// first failure; with groups, the groups too.
-func (ids *identities) restore(groups bool) unix.Errno {
+// first failure; with groups, the groups too; with euid, the effective
+// uid too (before the fsuid, which it sets).
+func (ids *identities) restore(groups, euid bool) unix.Errno {
 	h := &ids.host
 	first := capCall(unix.SYS_CAPSET, &h.caps)
 	note := func(e unix.Errno) {
@@ -229,12 +297,17 @@ func (ids *identities) restore(groups bool) unix.Errno {
 			first = e
 		}
 	}
+	if euid {
+		note(seteuid(h.euid))
+	}
 	note(setfsid(unix.SYS_SETFSUID, h.uid))
 	note(setfsid(unix.SYS_SETFSGID, h.gid))
 	if groups {
 		note(setgroups(h.groups))
 	}
-	if ids.recap {
+	if ids.recap || euid {
+		// An euid back to 0 raised the effective set to the
+		// permitted one (cap_task_fix_setuid), as fsuid 0 may.
 		note(capCall(unix.SYS_CAPSET, &h.caps))
 	}
 	return first
@@ -268,7 +341,7 @@ func (k *Kernel) ThreadUsable() error {
 	if !ids.tainted[tid] {
 		return nil
 	}
-	if e := ids.restore(true); e != 0 {
+	if e := ids.restore(true, true); e != 0 {
 		return e
 	}
 	delete(ids.tainted, tid)

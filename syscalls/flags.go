@@ -24,6 +24,8 @@ const (
 	fsXflagExtsize      = 0x800
 	fsXflagExtszinherit = 0x1000
 	fsXflagCowextsize   = 0x10000
+	// fsXflagProjinherit is FS_XFLAG_PROJINHERIT (one of fsXflagOthers).
+	fsXflagProjinherit = 0x200
 
 	fsIocFsgetxattr = 0x801c581f // FS_IOC_FSGETXATTR
 	fsIocFssetxattr = 0x401c5820 // FS_IOC_FSSETXATTR
@@ -120,6 +122,11 @@ func setFileattr(c *sentry.Call, ino vfs.Inode, a fsxattr) sentry.Result {
 		return sentry.Err(unix.EPERM)
 	}
 	if a.projid == ^uint32(0) || x&fsXflagExtsize != 0 && !isReg || x&fsXflagExtszinherit != 0 && !isDir {
+		return sentry.Err(unix.EINVAL)
+	}
+	// fileattr_set_prepare: outside the initial user namespace the
+	// project id and PROJINHERIT may not change (tmpfs has neither).
+	if c.Creds().Foreign && (a.projid != 0 || x&fsXflagProjinherit != 0) {
 		return sentry.Err(unix.EINVAL)
 	}
 	if a.extsize == 0 {

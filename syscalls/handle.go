@@ -141,11 +141,6 @@ func OpenByHandleAt(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 		m, anchor = f.Mount, f.Dentry
 		f.DecRef()
 	}
-	// may_decode_fh: decoding a handle bypasses every directory's search
-	// permission.
-	if !c.Creds().Capable(vfs.CapDacReadSearch) {
-		return sentry.Err(unix.EPERM)
-	}
 	var hdr [fileHeader]byte
 	if err := c.CopyIn(args[1], hdr[:]); err != nil {
 		return sentry.Err(unix.EFAULT)
@@ -157,6 +152,11 @@ func OpenByHandleAt(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	}
 	if typ < 0 || uint32(typ)&fileIDUserFlagsMask&^fileIDValidUserFlags != 0 {
 		return sentry.Err(unix.EINVAL)
+	}
+	// may_decode_fh, after handle_to_path has checked the header:
+	// decoding a handle bypasses every directory's search permission.
+	if !c.Creds().Capable(vfs.CapDacReadSearch) {
+		return sentry.Err(unix.EPERM)
 	}
 	var raw [maxHandleSize]byte
 	if err := c.CopyIn(args[1]+fileHeader, raw[:size]); err != nil {

@@ -87,6 +87,7 @@ func setThreadCaps(t *testing.T, d [2]unix.CapUserData) {
 // identity is a thread's whole identity, for comparing before and after.
 type identity struct {
 	uid, gid uint32
+	euid     uint32
 	groups   []uint32
 	caps     [2]unix.CapUserData
 	umask    int
@@ -96,11 +97,13 @@ func threadIdentity(t *testing.T) identity {
 	uid, gid := threadFS()
 	umask := unix.Umask(0)
 	unix.Umask(umask)
-	return identity{uid, gid, threadGroups(t), threadCaps(t), umask}
+	var r, e, su uint32
+	unix.RawSyscall(unix.SYS_GETRESUID, uintptr(unsafe.Pointer(&r)), uintptr(unsafe.Pointer(&e)), uintptr(unsafe.Pointer(&su)))
+	return identity{uid, gid, e, threadGroups(t), threadCaps(t), umask}
 }
 
 func (a identity) equal(b identity) bool {
-	return a.uid == b.uid && a.gid == b.gid && slices.Equal(a.groups, b.groups) && a.caps == b.caps && a.umask == b.umask
+	return a.uid == b.uid && a.gid == b.gid && a.euid == b.euid && slices.Equal(a.groups, b.groups) && a.caps == b.caps && a.umask == b.umask
 }
 
 // guestTask makes a kernel whose serving thread is the calling one (its
@@ -134,6 +137,9 @@ func TestAsGuest(t *testing.T) {
 		guest vfs.Credentials
 		// fail is the errno asGuest must return without running fn.
 		fail unix.Errno
+		// inode: the guest's capabilities count on the host only as
+		// far as capable_wrt_inode_uidgid grants them.
+		inode bool
 	}{
 		{name: "nobody", guest: nobody},
 		{name: "serving thread with 100 groups", own: manyGroups(100), guest: nobody},
@@ -144,6 +150,15 @@ func TestAsGuest(t *testing.T) {
 		{name: "root with CAP_DAC_READ_SEARCH", guest: vfs.Credentials{Caps: 1 << vfs.CapDacReadSearch}},
 		{name: "nobody with CAP_DAC_OVERRIDE", guest: vfs.Credentials{UID: 65534, GID: 65534, Caps: 1 << vfs.CapDacOverride}},
 		{name: "root in another user namespace", guest: vfs.Credentials{Caps: vfs.AllCaps, Foreign: true}},
+		{name: "root in another user namespace mapping half the ids", guest: vfs.Credentials{Caps: vfs.AllCaps, Foreign: true,
+			UIDMap: vfs.IDMap{{First: 0, Count: 1 << 31}}, GIDMap: vfs.IDMap{{First: 0, Count: 1 << 31}}}},
+		// The sandbox's own namespace (launch/userns.go): the five
+		// capabilities capable_wrt_inode_uidgid grants over every file,
+		// never CAP_SYS_PTRACE and the rest.
+		{name: "root in a user namespace mapping every id", guest: vfs.Credentials{Caps: vfs.AllCaps, Foreign: true,
+			UIDMap: vfs.IDMap{{First: 0, Count: 1<<32 - 1}}, GIDMap: vfs.IDMap{{First: 0, Count: 1<<32 - 1}}}, inode: true},
+		{name: "root without CAP_SYS_PTRACE in a user namespace mapping every id", guest: vfs.Credentials{Caps: vfs.AllCaps &^ (1 << vfs.CapSysPtrace), Foreign: true,
+			UIDMap: vfs.IDMap{{First: 0, Count: 1<<32 - 1}}, GIDMap: vfs.IDMap{{First: 0, Count: 1<<32 - 1}}}, inode: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			onThread(t, func() {
@@ -176,10 +191,24 @@ func TestAsGuest(t *testing.T) {
 				if g.Foreign {
 					caps = 0
 				}
+				if tc.inode {
+					caps = 1<<vfs.CapChown | 1<<vfs.CapDacOverride | 1<<vfs.CapDacReadSearch | 1<<vfs.CapFowner | 1<<vfs.CapFsetid
+				}
 				eff := vfs.CapSet(during.caps[0].Effective) | vfs.CapSet(during.caps[1].Effective)<<32
 				if during.uid != g.UID || during.gid != g.GID || !slices.Equal(during.groups, g.Groups) || eff != caps || during.umask != 027 {
 					t.Errorf("acted as uid %d gid %d groups %d caps %#x umask %o; want %d %d %d %#x 027",
 						during.uid, during.gid, len(during.groups), eff, during.umask, g.UID, g.GID, len(g.Groups), caps)
+				}
+				// The effective uid is the guest's: it decides which
+				// user namespaces the thread owns (cap_capable); root
+				// of a namespace of its own without CAP_SYS_PTRACE
+				// there owns none.
+				euid := g.UID
+				if g.Foreign && g.UID == 0 && !g.Caps.Has(vfs.CapSysPtrace) {
+					euid = 1<<32 - 2
+				}
+				if during.euid != euid {
+					t.Errorf("acted with euid %d, want %d", during.euid, euid)
 				}
 			})
 		})

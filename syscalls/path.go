@@ -1,6 +1,7 @@
 package syscalls
 
 import (
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -103,6 +104,16 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 		return r, err
 	}
 	r.Walk = w
+	if w.Entered || w.Jumped {
+		for _, pid := range [2]int32{w.ProcPID, procPIDOf(w.Host)} {
+			if pid == 0 {
+				continue
+			}
+			if err := mayEnterProc(c, pid); err != nil {
+				return r, err
+			}
+		}
+	}
 	// A walk that ends on the host is the host's to serve; if it went
 	// through something of the sentry's (a mount, a symlink there, ".."
 	// out of it, a working directory in it, a virtual descriptor in
@@ -128,6 +139,60 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 		c.RedirectPath(addr, newAddr)
 	}
 	return r, nil
+}
+
+// mayEnterProc decides, for a walk that went through /proc/PID of another
+// process and whose host part the sentry resolved or acts on itself (it
+// went through something of the sentry's, or followed a magic link),
+// what the kernel's ptrace_may_access would for the guest, where the
+// sentry's threads cannot ask the kernel as the guest:
+//
+//   - PID is a thread of the sentry itself: its threads pass every check
+//     on their own process (same_thread_group), /proc/PID/mem and the
+//     descriptors of the sentry among them. Only a guest with
+//     CAP_SYS_PTRACE of the sentry's namespace (the host's root) may go
+//     there, as Linux lets it.
+//   - the guest is in a user namespace of its own (the sandbox's) and PID
+//     in another: cap_ptrace_access_check wants CAP_SYS_PTRACE in PID's
+//     namespace, which the guest never has; the sentry's threads, of the
+//     initial namespace, would be judged as its tasks.
+//
+// Both are EACCES, as proc_fd_access_allowed gives; stricter than Linux
+// for the few /proc/PID files anyone may read (status, cmdline), reached
+// this way only.
+func mayEnterProc(c *sentry.Call, pid int32) error {
+	var st unix.Stat_t
+	if unix.Stat("/proc/self/task/"+strconv.Itoa(int(pid)), &st) == nil {
+		if !c.Creds().Capable(vfs.CapSysPtrace) {
+			return unix.EACCES
+		}
+		return nil
+	}
+	if c.Creds().Foreign {
+		own, err1 := os.Readlink("/proc/" + strconv.Itoa(int(c.TID)) + "/ns/user")
+		other, err2 := os.Readlink("/proc/" + strconv.Itoa(int(pid)) + "/ns/user")
+		if err1 != nil || err2 != nil || own != other {
+			return unix.EACCES
+		}
+	}
+	return nil
+}
+
+// procPIDOf is PID when host path p is in /proc/PID (0 if not): where a
+// walk through no link ended (the walk's ProcPID sees the others).
+func procPIDOf(p string) int32 {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return 0
+	}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i]
+	}
+	n, err := strconv.ParseInt(rest, 10, 32)
+	if err != nil || n <= 0 || strconv.FormatInt(n, 10) != rest {
+		return 0
+	}
+	return int32(n)
 }
 
 // resolveEmpty is an empty path with AT_EMPTY_PATH: the dirfd itself.

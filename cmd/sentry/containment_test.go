@@ -22,16 +22,30 @@ import (
 // unique token appeared in the host's /tmp, no mount landed on a host
 // directory and no host object kept a placeholder.
 
-// guestUser is who the guest runs as.
+// guestUser is who the guest runs as: argv prefixes the guest's command,
+// flags are the sentry's.
 type guestUser struct {
-	name string
-	argv []string
+	name  string
+	argv  []string
+	flags []string
 }
 
+// guestUsers: root in the sandbox's user namespace (--userns, on for a
+// root sentry), nobody, and the host's own root (--userns=off), who has
+// every capability of the host and whom only the sentry's own refusals
+// keep in.
 var guestUsers = []guestUser{
-	{"root", nil},
-	{"nobody", []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}},
+	{name: "root"},
+	{name: "nobody", argv: []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}},
+	{name: "host-root", flags: []string{"--userns=off"}},
 }
+
+// hostRoot is the guest with the host's capabilities: a loop device needs
+// them to be bound at all.
+var hostRoot = guestUsers[2]
+
+// privileged reports a guest with the capabilities of the host's root.
+func (u guestUser) privileged() bool { return u.name == "host-root" }
 
 // asUsers runs fn as each guest user; nobody needs setpriv.
 func asUsers(t *testing.T, fn func(t *testing.T, u guestUser)) {
@@ -111,7 +125,8 @@ func checkHostTmp(t *testing.T, tok string) {
 func containRun(t *testing.T, u guestUser, dir string, args ...string) map[string]string {
 	t.Helper()
 	probe := buildC(t, "contain")
-	argv := append([]string{sentryBin, "run", "--"}, u.argv...)
+	argv := append(append([]string{sentryBin, "run"}, u.flags...), "--")
+	argv = append(argv, u.argv...)
 	argv = append(argv, probe)
 	argv = append(argv, args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -198,9 +213,9 @@ func TestContainPathCalls(t *testing.T) {
 		// host directory's sub); without CAP_SYS_ADMIN EPERM, as
 		// may_mount.
 		want["mount-rel"], want["mount-abs"], want["umount-rel"] = "ok", "ok", "ok"
-		if u.name == "nobody" {
+		if !u.privileged() {
 			// fsopen itself needs CAP_SYS_ADMIN; decoding a handle,
-			// CAP_DAC_READ_SEARCH.
+			// CAP_DAC_READ_SEARCH (both of the host's namespace).
 			want["fsconfig-source"], want["fsconfig-path"], want["fsconfig-fd"] = "EPERM", "EPERM", "EPERM"
 			want["open_by_handle_at-cwd"], want["open_by_handle_at-fd"] = "EPERM", "EPERM"
 			want["swapon"], want["swapoff"] = "EPERM", "EPERM"
@@ -284,6 +299,51 @@ func TestContainUnshareFS(t *testing.T) {
 	})
 }
 
+// TestContainCovers: the guest may not unmount the cover over /tmp, make
+// it writable or mount over it, behind which the host's /tmp lies. The
+// kernel refuses, not the sentry: a root guest runs in a user namespace
+// of the sandbox's without CAP_SYS_ADMIN (launch/userns.go), where with
+// it (--userns=off, the host's root) the sentry's own refusals were all
+// that stood in the way.
+func TestContainCovers(t *testing.T) {
+	asUsers(t, func(t *testing.T, u guestUser) {
+		tok := token(t)
+		got := containRun(t, u, "/", "covers", tok)
+		want := map[string]string{"umount": "EPERM", "umount-detach": "EPERM", "remount-rw": "EPERM", "mount-over": "EPERM", "create": "ok"}
+		if u.privileged() {
+			// The sentry's answers: /tmp is no mount of the guest's
+			// (EINVAL), a tmpfs over it is a sentry mount.
+			want = map[string]string{"umount": "EINVAL", "umount-detach": "EINVAL", "remount-rw": "EPERM", "mount-over": "ok", "create": "ok"}
+		}
+		expect(t, got, want)
+		checkHostTmp(t, tok)
+	})
+}
+
+// TestContainSentryProc: the guest may not open the sentry's memory or
+// descriptors through its /proc/PID, whichever way the path goes: the
+// sentry's threads pass every ptrace check on their own process, so a
+// path the sentry opened itself for the guest (unotify) took the sentry's
+// /proc/PID/mem read-write, root in the sandbox's user namespace as it
+// was (syscalls' mayEnterProc). Only the host's root may, as on Linux.
+func TestContainSentryProc(t *testing.T) {
+	asUsers(t, func(t *testing.T, u guestUser) {
+		tok := token(t)
+		got := containRun(t, u, "/", "sentryproc", tok)
+		want := map[string]string{"mem": "EACCES", "mem-via-tmp": "EACCES", "mem-via-symlink": "EACCES", "task-mem-via-tmp": "EACCES",
+			"root-via-tmp": "EACCES", "fds-direct": "0", "fds-via-tmp": "0"}
+		if u.privileged() {
+			for k := range want {
+				want[k] = "ok"
+			}
+			delete(want, "fds-direct")
+			delete(want, "fds-via-tmp")
+		}
+		expect(t, got, want)
+		checkHostTmp(t, tok)
+	})
+}
+
 // TestContainMountNamespace (item 7): the guest may not enter a mount
 // namespace of its own (unshare, with a user namespace for nobody) or
 // another one (setns): there, a mount on a host directory holding a
@@ -321,7 +381,7 @@ func TestContainLoopDevice(t *testing.T) {
 	}
 	tok := token(t)
 	t.Cleanup(func() { detachIfOurs(t, dev, backing) })
-	got := containRun(t, guestUsers[0], "/", "loop", tok, dev, backing)
+	got := containRun(t, hostRoot, "/", "loop", tok, dev, backing)
 	if got["LOOP_SET_FD-host"] == "EBUSY" {
 		t.Skipf("%s was taken by another process meanwhile", dev)
 	}

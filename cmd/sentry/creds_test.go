@@ -14,8 +14,14 @@ import (
 // Linux's answers on /dev/shm are the reference.
 func credsProbe(t *testing.T, wrap, arg string) string {
 	t.Helper()
+	return credsProbeWith(t, nil, wrap, arg)
+}
+
+// credsProbeWith is credsProbe with the sandbox run with flags.
+func credsProbeWith(t *testing.T, flags []string, wrap, arg string) string {
+	t.Helper()
 	py := testdataCopy(t, "creds.py")
-	return sameOnBothTmpfs(t, `chmod 755 "$1" && H=$(mktemp -d /var/tmp/sentry-creds-XXXXXX) && chmod 755 "$H" &&
+	return sameOnBothTmpfsWith(t, flags, `chmod 755 "$1" && H=$(mktemp -d /var/tmp/sentry-creds-XXXXXX) && chmod 755 "$H" &&
 /usr/bin/python3 `+py+` setup "$1" "$H" &&
 `+wrap+` /usr/bin/python3 `+py+` probe "$1" "$H" `+arg+`; rc=$?; rm -rf "$H"; exit $rc`)
 }
@@ -56,13 +62,27 @@ func TestCaplessRoot(t *testing.T) {
 		"probe host stat nobdir/f EACCES", "probe host access nob600 False", "probe host create in nobdir EACCES")
 }
 
-// TestRootCapabilities: root with its capabilities does all that, as on
-// Linux (the reference for the probe's other runs).
+// TestRootCapabilities: the host's root (--userns=off) with its
+// capabilities does all that, as on Linux (the reference for the probe's
+// other runs).
 func TestRootCapabilities(t *testing.T) {
 	requireCredsTools(t)
-	out := credsProbe(t, "", "")
+	out := credsProbeWith(t, hostRootFlags, "", "")
 	wantLines(t, out, "probe read secret b's3cret'", "probe mknod null ok", "probe host read secret b'host s3cret'",
 		"probe host create in nobdir ok", "probe write suid ok 0o106777")
+}
+
+// TestUserNSRootCapabilities: root in the sandbox's user namespace (the
+// default) keeps its power over files, the host's and the sentry's, which
+// its namespace maps every owner of; what the initial namespace keeps
+// (CAP_MKNOD for a device, CAP_SYS_ADMIN for trusted. attributes,
+// CAP_FSETID when a write keeps set-id bits) it has not, as Linux decides
+// for the same credentials (the native run is in such a namespace too).
+func TestUserNSRootCapabilities(t *testing.T) {
+	requireCredsTools(t)
+	out := credsProbe(t, "", "")
+	wantLines(t, out, "probe read secret b's3cret'", "probe chown mine to nobody ok", "probe mknod null EPERM", "probe set trusted EPERM",
+		"probe write suid ok 0o100777", "probe host read secret b'host s3cret'", "probe host create in nobdir ok")
 }
 
 // TestNobodyCapabilities: an unprivileged guest, as before.

@@ -11,5 +11,9 @@ import "testing"
 // file through a sentry mount fd and no sentry file through a host one.
 func TestFileHandlesAsLinux(t *testing.T) {
 	probe := testdataPath(t, "handles.py")
-	sameOnBothTmpfs(t, "python3 "+probe+" $1")
+	for _, m := range rootModes {
+		t.Run(m.name, func(t *testing.T) {
+			sameOnBothTmpfsWith(t, m.flags, "python3 "+probe+" $1")
+		})
+	}
 }

@@ -12,9 +12,11 @@ import "testing"
 // and untrapped ones on descriptors opened before (ftruncate, fallocate,
 // shared mappings, F_SETFL), which the host refuses on the backing the
 // flags were mirrored to; ioctl of an O_PATH descriptor is EBADF.
+// The immutable and append-only flags need CAP_LINUX_IMMUTABLE of the
+// host's namespace: the guest is the host's root.
 func TestInodeFlagsAsLinux(t *testing.T) {
 	probe := testdataPath(t, "inodeflags.py")
-	sameOnBothTmpfs(t, "python3 "+probe+" $1")
+	sameOnBothTmpfsWith(t, hostRootFlags, "python3 "+probe+" $1")
 }
 
 // TestFileAttrAsLinux runs testdata/fileattr.py natively on a kernel
@@ -24,5 +26,9 @@ func TestInodeFlagsAsLinux(t *testing.T) {
 // their size, flag and struct checks and who may set what.
 func TestFileAttrAsLinux(t *testing.T) {
 	probe := testdataPath(t, "fileattr.py")
-	sameOnBothTmpfs(t, "python3 "+probe+" $1")
+	for _, m := range rootModes {
+		t.Run(m.name, func(t *testing.T) {
+			sameOnBothTmpfsWith(t, m.flags, "python3 "+probe+" $1")
+		})
+	}
 }

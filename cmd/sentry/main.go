@@ -53,6 +53,9 @@ func main() {
 	if len(os.Args) > 0 && os.Args[0] == launch.InitArg0 {
 		launch.InitMain()
 	}
+	if len(os.Args) > 0 && os.Args[0] == launch.NativeArg0 {
+		launch.NativeMain()
+	}
 	runtime.UnlockOSThread()
 	os.Exit(mainWithArgs(os.Args[1:]))
 }
@@ -69,6 +72,8 @@ func mainWithArgs(args []string) int {
 		return benchMain(args[1:])
 	case "diff":
 		return diffMain(args[1:])
+	case userNSExecCmd:
+		return userNSExecMain(args[1:])
 	case "help", "-h", "--help", "-help":
 		if len(args) > 1 && args[0] == "help" {
 			return mainWithArgs([]string{args[1], "-h"})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,6 +69,23 @@ func runCmd(t *testing.T, stdin string, argv ...string) result {
 		}
 	}
 	return result{so.String(), se.String(), code}
+}
+
+// nativeArgv is argv as the native reference of a sandbox run with flags
+// runs it: in a test run as root, in a user namespace like the guest's
+// (sentry __userns-exec; --userns is on for a root sentry), unless flags
+// turn that off.
+func nativeArgv(flags []string, argv ...string) []string {
+	if os.Geteuid() != 0 || slices.Contains(flags, "--userns=off") {
+		return argv
+	}
+	return append([]string{sentryBin, userNSExecCmd, "--"}, argv...)
+}
+
+// runNative runs argv as the native reference of a sandbox run with flags.
+func runNative(t *testing.T, flags []string, argv ...string) result {
+	t.Helper()
+	return runCmd(t, "", nativeArgv(flags, argv...)...)
 }
 
 // sandboxed runs argv under "sentry run" with flags.

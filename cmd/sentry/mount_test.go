@@ -37,7 +37,8 @@ func TestMountProbeSameAsNative(t *testing.T) {
 	if native.code != 0 || !strings.HasPrefix(native.stdout, "mount: ok\n") || strings.Count(native.stdout, "\n") < 100 {
 		t.Fatalf("native run: %+v", native)
 	}
-	sb := sandboxed(t, nil, "python3", probe, "/tmp")
+	// Mounts need CAP_SYS_ADMIN, which only the host's root has.
+	sb := sandboxed(t, hostRootFlags, "python3", probe, "/tmp")
 	nl, sl := strings.Split(native.stdout, "\n"), strings.Split(sb.stdout, "\n")
 	for i := range max(len(nl), len(sl)) {
 		var n, s string
@@ -78,7 +79,7 @@ func TestMountHostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Remove(hostFile)
-	res := sandboxed(t, []string{"--mount-max", "80"}, "python3", testdataPath(t, "mounthostile.py"), host, tok+"-guest", tok+"-host")
+	res := sandboxed(t, []string{"--mount-max", "80", "--userns=off"}, "python3", testdataPath(t, "mounthostile.py"), host, tok+"-guest", tok+"-host")
 	want := `umount /tmp: EINVAL
 umount /tmp lazy: EINVAL
 umount /tmp/: EINVAL

@@ -146,10 +146,13 @@ grep -c sentry /proc/self/mountinfo`
 
 // TestSandboxesApart: one sandbox's root guest holds a FIFO, a stream and
 // a datagram socket and a file in its /tmp, all mode 0666 (0777), while a
-// nobody guest of a second sandbox (its sentry root, or nobody too) looks
-// for them through every host path it can find: /proc/net/unix, the fd
-// links and roots of every process, the private directories' names and
-// what they list (testdata/neighbour.py). It must reach none.
+// guest of a second sandbox (nobody, its sentry root or nobody too; or
+// root, of a root sentry) looks for them through every host path it can
+// find: /proc/net/unix, the fd links and roots of every process, the
+// private directories' names and what they list, and every process's
+// descriptors by pidfd_getfd (testdata/neighbour.py). It must reach none.
+// The root guest is the one --userns contains: as the host's root
+// (--userns=off) it took the holder's sentry's store and read the file.
 func TestSandboxesApart(t *testing.T) {
 	requireNamespaces(t)
 	probe := testdataCopy(t, "neighbour.py")
@@ -190,6 +193,7 @@ print("accepted", accepted, "received", received, "fifo", left)
 	}{
 		{"root-sentry", append(append([]string{sentryBin, "run", "--"}, nobody...), python, probe)},
 		{"nobody-sentry", append(append([]string{}, nobody...), sentryBin, "run", "--", python, probe)},
+		{"root-guest", []string{sentryBin, "run", "--", python, probe}},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			ready, done := filepath.Join(dir, b.name+".ready"), filepath.Join(dir, b.name+".done")
@@ -199,11 +203,11 @@ print("accepted", accepted, "received", received, "fifo", left)
 			r := runIn(t, "/", b.argv...)
 			os.WriteFile(done, nil, 0o644)
 			<-exited
-			if r.code != 0 || !strings.Contains(r.stdout, "candidates tried:") || strings.Contains(r.stdout, "unix sockets with a path: 0\n") {
+			if r.code != 0 || !strings.Contains(r.stdout, "descriptors asked:") || strings.Contains(r.stdout, "unix sockets with a path: 0\n") {
 				t.Fatalf("the probe did not run: %+v", r)
 			}
 			if strings.Contains(r.stdout, "reached") {
-				t.Errorf("a nobody guest of another sandbox reached the holder's files:\n%s", r.stdout)
+				t.Errorf("a guest of another sandbox reached the holder's files:\n%s", r.stdout)
 			}
 			if want := "accepted 0 received 0 fifo b'fifo-secret'\n"; aout.String() != want {
 				t.Errorf("holder: %q, want %q", aout.String(), want)

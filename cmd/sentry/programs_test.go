@@ -28,6 +28,19 @@ func sameOnBothTmpfs(t *testing.T, script string) string {
 	return sameOnBothTmpfsWith(t, nil, script)
 }
 
+// hostRootFlags run a root guest as the host's root (--userns=off), with
+// the capabilities of the host's namespace: what mknod of a device, the
+// immutable flag, a mount need, none of which a root guest has in the
+// sandbox's user namespace (the default).
+var hostRootFlags = []string{"--userns=off"}
+
+// rootModes are the two ways a root guest runs, each compared with Linux
+// under the same credentials (nativeArgv).
+var rootModes = []struct {
+	name  string
+	flags []string
+}{{"userns", nil}, {"host-root", hostRootFlags}}
+
 // sameOnBothTmpfsWith is sameOnBothTmpfs with the sandbox run with flags.
 func sameOnBothTmpfsWith(t *testing.T, flags []string, script string) string {
 	t.Helper()
@@ -36,7 +49,7 @@ func sameOnBothTmpfsWith(t *testing.T, flags []string, script string) string {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	native := runCmd(t, "", "sh", "-c", script, "sh", dir)
+	native := runNative(t, flags, "sh", "-c", script, "sh", dir)
 	sb := sandboxed(t, flags, "sh", "-c", script, "sh", "/tmp")
 	if native.code != 0 || native != sb {
 		t.Fatalf("native and sandbox differ\nnative:  %+v\nsandbox: %+v", native, sb)
@@ -159,7 +172,7 @@ func TestDeviceNodes(t *testing.T) {
 	if err := unix.Statfs("/dev/shm", &fs); err != nil || fs.Flags&unix.ST_NODEV != 0 {
 		t.Skip("requires /dev/shm mounted without nodev, to open device nodes natively")
 	}
-	out := sameOnBothTmpfs(t, `D="$1"; cd "$D"
+	out := sameOnBothTmpfsWith(t, hostRootFlags, `D="$1"; cd "$D"
 mknod null c 1 3; echo mknod=$?
 mknod wo c 0 0; echo whiteout=$?
 mknod blk b 7 200; echo blk=$?
@@ -224,7 +237,7 @@ func TestSpecialFileFstat(t *testing.T) {
 	if err := unix.Statfs("/dev/shm", &fs); err != nil || fs.Flags&unix.ST_NODEV != 0 {
 		t.Skip("requires /dev/shm mounted without nodev, to open device nodes natively")
 	}
-	out := sameOnBothTmpfs(t, `umask 022; python3 `+testdataPath(t, "fifostat.py")+` "$1"`)
+	out := sameOnBothTmpfsWith(t, hostRootFlags, `umask 022; python3 `+testdataPath(t, "fifostat.py")+` "$1"`)
 	if !strings.HasPrefix(out, "0o10640 65534 65534 1 0\n0o10604 65534\n") {
 		t.Fatalf("got:\n%s", out)
 	}
@@ -234,11 +247,15 @@ func TestSpecialFileFstat(t *testing.T) {
 // namespace on files, directories, symlinks and FIFOs, as root and as a
 // non-root guest, with every error, against Linux (testdata/xattrs.py).
 func TestXattrs(t *testing.T) {
-	out := sameOnBothTmpfs(t, `python3 `+testdataPath(t, "xattrs.py")+` "$1" nobody`)
-	for _, want := range []string{"replace ok b'22'", "nobody get b'22' set EACCES", "nobody caps EPERM EINVAL EPERM", "cp -a ['user.via'", "setxattrat 0 b'atval'", "getxattrat 5 b'atval'"} {
-		if !strings.Contains(out, want) {
-			t.Fatalf("output lacks %q:\n%s", want, out)
-		}
+	for _, m := range rootModes {
+		t.Run(m.name, func(t *testing.T) {
+			out := sameOnBothTmpfsWith(t, m.flags, `python3 `+testdataPath(t, "xattrs.py")+` "$1" nobody`)
+			for _, want := range []string{"replace ok b'22'", "nobody get b'22' set EACCES", "nobody caps EPERM EINVAL EPERM", "cp -a ['user.via'", "setxattrat 0 b'atval'", "getxattrat 5 b'atval'"} {
+				if !strings.Contains(out, want) {
+					t.Fatalf("output lacks %q:\n%s", want, out)
+				}
+			}
+		})
 	}
 }
 

@@ -42,6 +42,7 @@ type runFlags struct {
 	fault     string
 	platform  string
 	mountMax  int
+	userns    string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -57,6 +58,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.fault, "inject-fault", "", "for testing the tests: `SYSCALL:ERRNO` makes every SYSCALL the sentry serves itself fail with ERRNO (e.g. fstat:EIO)")
 	fs.StringVar(&f.platform, "platform", defaultPlatform(), "how calls are trapped: ptrace (every trapped call stops the guest for the tracer) or unotify (the hot calls -- open, close, dup, stat, getdents, access, readlink, unlink, mkdir, utimensat, fcntl but its dups, ioctl, the fd xattr calls -- are served by seccomp user notification without a ptrace stop; fork, exec and the rest still stop). Default from $SENTRY_PLATFORM, else ptrace")
 	fs.IntVar(&f.mountMax, "mount-max", 0, "the most mounts the guest's mount namespace holds, the guest's tmpfs mounts in the sandbox's directories included (as the fs.mount-max sysctl; 0: the host's)")
+	fs.StringVar(&f.userns, "userns", "auto", "on: the guest runs in a user namespace of its own that maps every id to itself: a root guest keeps uid 0 and its power over the host's files, and has no capability over other processes (the sentries of other sandboxes among them), devices, modules or privileged ports, and no CAP_SYS_ADMIN to unmount the sandbox's covers; off: a root guest is the host's root, who can reach other sandboxes; auto (default): on when the sentry runs as root, off with a warning where the kernel refuses user namespaces")
 	fs.IntVar(&f.cpu, "cpu", 0, "pin the tracer and the guest to this CPU (a trap then stays on one CPU, several times faster on a VM); -1 leaves them unpinned")
 }
 
@@ -146,6 +148,11 @@ func run(f *runFlags, argv []string) int {
 	case "ptrace", "unotify":
 	default:
 		fmt.Fprintf(os.Stderr, "sentry: --platform %q: want ptrace or unotify\n", f.platform)
+		return exitUsage
+	}
+	userNS, err := wantUserNS(f.userns)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		return exitUsage
 	}
 	switch f.closePath {
@@ -241,6 +248,8 @@ func run(f *runFlags, argv []string) int {
 			Covers:         mountPoints(specs),
 			SpecialInodes:  specialInodes(specs),
 			Cwd:            cwd,
+			UserNS:         userNS,
+			UserNSOptional: f.userns == "auto",
 		},
 		CPU:     f.cpu,
 		Started: func(pid int) { started <- pid },
@@ -461,6 +470,21 @@ func writeStats(f *runFlags, k *sentry.Kernel, waits *platform.Stats, status int
 
 // defaultPlatform is --platform's default: $SENTRY_PLATFORM (so that a whole
 // test suite or script can switch platforms), else ptrace.
+// wantUserNS resolves --userns: auto is on for a sentry that runs as root,
+// which alone may map every id (a user namespace made by another user maps
+// only that user's ids, and its guest had no capability to take away).
+func wantUserNS(v string) (bool, error) {
+	switch v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	case "auto":
+		return unix.Geteuid() == 0, nil
+	}
+	return false, fmt.Errorf("--userns %q: want auto, on or off", v)
+}
+
 func defaultPlatform() string {
 	if p := os.Getenv("SENTRY_PLATFORM"); p != "" {
 		return p

@@ -99,7 +99,7 @@ func runWalkCase(t *testing.T, c walkCase, nobody bool) {
 		if sandbox {
 			r = sandboxed(t, nil, argv...)
 		} else {
-			r = runCmd(t, "", argv...)
+			r = runNative(t, nil, argv...)
 		}
 		// The paths differ between the runs; the rest must not.
 		for _, p := range [][2]string{{dir, "$1"}, {host, "$2"}, {root, "$4"}} {

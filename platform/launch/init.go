@@ -73,6 +73,15 @@ type Spec struct {
 	// covers are mounted (the init stage's still references the host's
 	// directory under a cover); "" keeps the sentry's.
 	Cwd string
+	// UserNS starts the init stage in a user namespace of its own that
+	// maps every id to itself (userns.go): the guest keeps its ids and
+	// its power over the host's files, and loses every capability over
+	// what the initial namespace owns (other processes, the sentries
+	// among them; devices, modules, the network's privileged ports).
+	UserNS bool
+	// UserNSOptional lets the init stage start without one when the
+	// kernel refuses it (user namespaces disabled), saying so on stderr.
+	UserNSOptional bool
 }
 
 // RaiseNoFile raises the calling process's RLIMIT_NOFILE to the most the
@@ -130,6 +139,12 @@ func InitMain() {
 		// covers it is the same directory, so a failure leaves it be.
 		if err := unix.Chdir(spec.Cwd); err != nil {
 			fmt.Fprintf(os.Stderr, "sentry: init: chdir %s in the guest's mount namespace: %v\n", spec.Cwd, err)
+		}
+	}
+	if spec.UserNS {
+		if err := dropNamespaceAdmin(); err != nil {
+			fmt.Fprintf(os.Stderr, "sentry: init: %v\n", err)
+			os.Exit(ExitSandbox)
 		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
@@ -296,10 +311,19 @@ func Start(spec *Spec, attach func(pid int) error) (*Guest, error) {
 		return nil, fmt.Errorf("listener socket: %w", err)
 	}
 	// The init stage waits on the spec pipe until it is attached.
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{InitArg0}, &syscall.ProcAttr{
+	attr := &syscall.ProcAttr{
 		Env:   spec.Env,
 		Files: []uintptr{0, 1, 2, r.Fd(), uintptr(sock[1])},
-	})
+		Sys:   userNSAttr(spec.UserNS),
+	}
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{InitArg0}, attr)
+	if err != nil && spec.UserNS && spec.UserNSOptional {
+		// Said once, here, as for the mount namespace.
+		fmt.Fprintf(os.Stderr, "sentry: no user namespace for the guest (%v): a root guest is the host's root, with every capability of the host's\n", err)
+		spec.UserNS = false
+		attr.Sys = nil
+		pid, err = syscall.ForkExec("/proc/self/exe", []string{InitArg0}, attr)
+	}
 	r.Close()
 	unix.Close(sock[1])
 	if err != nil {

@@ -175,9 +175,12 @@ func (ws *walker) procStep(comp, np string, last bool) (bool, error) {
 			}
 			return true, ws.procSelf(target)
 		}
-		if n, ok := procNum(comp); ok && ws.own(n) {
-			ws.knownDir(np)
-			return true, nil
+		if n, ok := procNum(comp); ok {
+			if ws.own(n) {
+				ws.knownDir(np)
+				return true, nil
+			}
+			ws.w.ProcPID = n
 		}
 	case procAtPid, procAtTid:
 		switch comp {
@@ -238,6 +241,13 @@ func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool
 	if tg, ok := ws.caller.Guest(pos.tid); ok {
 		own = tg == ws.caller.TGID()
 		target = ws.caller.ProcLink(pos.tid, name, fd)
+	}
+	if !own {
+		// Another process's link: the sentry's own lookups may follow
+		// what the caller's may not (ptrace_may_access), so a walk
+		// that goes on into something of the sentry's is made again
+		// as the caller, where the kernel's check is made.
+		ws.recheck = true
 	}
 	if !own || target == (Location{}) {
 		// The link must exist as the host says (a descriptor the

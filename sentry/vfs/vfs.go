@@ -27,6 +27,7 @@ const (
 	CapSetgid         = 6
 	CapSetuid         = 7
 	CapLinuxImmutable = 9
+	CapSysPtrace      = 19
 	CapSysAdmin       = 21
 	CapMknod          = 27
 	CapSetfcap        = 31
@@ -59,6 +60,16 @@ func (m IDMap) Maps(id uint32) bool {
 		}
 	}
 	return false
+}
+
+// MapsAll reports whether the map covers every id, 0 to 4294967294 (the
+// lines of a map never overlap).
+func (m IDMap) MapsAll() bool {
+	var n uint64
+	for _, r := range m {
+		n += uint64(r.Count)
+	}
+	return n >= 1<<32-1
 }
 
 // Credentials are the identity a task acts with on the file system: Linux's

@@ -70,6 +70,12 @@ type Walk struct {
 	// /proc/thread-self, not followed: what readlink of it gives the
 	// caller ("1234", "1234/task/1235").
 	LinkText string
+	// ProcPID is the process of the last /proc/PID directory of another
+	// process than the caller's the walk went into on the host (0: none):
+	// what the kernel lets the caller do there is checked against that
+	// process (ptrace_may_access), which the sentry's own threads, acting
+	// for the caller, cannot stand in for (syscalls' mayEnterProc).
+	ProcPID int32
 	// HostErr is set with an error a host lookup gave before the walk
 	// went through anything the sentry serves: the host kernel gives the
 	// guest's own path the same error, so the call may pass through.

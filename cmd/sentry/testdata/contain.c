@@ -377,6 +377,57 @@ static int mountns(void) {
 	return 0;
 }
 
+// covers: remove or change the cover over /tmp, the sandbox's directory,
+// behind which the host's /tmp lies: unmount it (both ways), make it
+// writable, and put another tmpfs over it. Then a file in /tmp: where it
+// lands tells whether the host's directory came back.
+static int covers(void) {
+	say("umount", umount2("/tmp", 0));
+	say("umount-detach", umount2("/tmp", MNT_DETACH));
+	say("remount-rw", mount(NULL, "/tmp", NULL, MS_REMOUNT | MS_BIND, NULL));
+	say("mount-over", mount("none", "/tmp", "tmpfs", 0, NULL));
+	say("create", open(cat("/tmp/", U), O_CREAT | O_WRONLY, 0644));
+	return 0;
+}
+
+// sentryproc: the sentry's own /proc/PID (the probe's parent: it runs
+// as the first guest process), whose threads pass every ptrace check on
+// it: its memory and descriptors, by its own path (the guest's call) and
+// by paths the sentry resolves or opens itself (through /tmp, through a
+// symlink in /tmp, through a descriptor's magic link).
+static int sentryproc(void) {
+	char p[128];
+	pid_t s = getppid();
+	snprintf(p, sizeof p, "/proc/%d/mem", s);
+	say("mem", open(p, O_RDWR));
+	snprintf(p, sizeof p, "/tmp/../proc/%d/mem", s);
+	say("mem-via-tmp", open(p, O_RDWR));
+	snprintf(p, sizeof p, "/proc/%d/mem", s);
+	symlink(p, tmp("-memlink"));
+	say("mem-via-symlink", open(tmp("-memlink"), O_RDWR));
+	snprintf(p, sizeof p, "/tmp/../proc/%d/task/%d/mem", s, s);
+	say("task-mem-via-tmp", open(p, O_RDWR));
+	snprintf(p, sizeof p, "/tmp/../proc/%d/root/", s);
+	say("root-via-tmp", open(p, O_RDONLY | O_DIRECTORY));
+	int direct = 0, viaTmp = 0;
+	for (int n = 0; n < 64; n++) {
+		snprintf(p, sizeof p, "/proc/%d/fd/%d", s, n);
+		int fd = open(p, O_RDONLY | O_NONBLOCK);
+		if (fd >= 0) {
+			direct++;
+			close(fd);
+		}
+		snprintf(p, sizeof p, "/tmp/../proc/%d/fd/%d", s, n);
+		fd = open(p, O_RDONLY | O_NONBLOCK);
+		if (fd >= 0) {
+			viaTmp++;
+			close(fd);
+		}
+	}
+	printf("fds-direct %d\nfds-via-tmp %d\n", direct, viaTmp);
+	return 0;
+}
+
 // loopIoctl opens the loop device, makes one request and detaches what
 // it attached (the last close of an auto-clearing device detaches it).
 static long loopIoctl(const char *name, const char *dev, unsigned long req, void *arg) {
@@ -668,6 +719,10 @@ int main(int argc, char **argv) {
 		hostDir = argv[3];
 		return mountns();
 	}
+	if (!strcmp(cmd, "covers"))
+		return covers();
+	if (!strcmp(cmd, "sentryproc"))
+		return sentryproc();
 	if (!strcmp(cmd, "loop") && argc > 4)
 		return loop(argv[3], argv[4]);
 	if (!strcmp(cmd, "reflink") && argc > 3)
