@@ -36,6 +36,7 @@ func readCreds(dir string) (*vfs.Credentials, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.UserNS = ns
 	if ns != own {
 		// Capabilities held in a namespace of the guest's own count
 		// only over the ids it maps (capable_wrt_inode_uidgid). A map

@@ -332,6 +332,8 @@ func (g guestCaller) Privileged() bool {
 // effective capabilities, so that ptrace_may_access on /proc/PID is the
 // guest's and not the sentry's CAP_SYS_PTRACE) on this thread, locked to
 // it.
+func (g guestCaller) MayReadProc(tid int32) (bool, error) { return g.c.Task.MayReadProc(tid) }
+
 func (g guestCaller) AsCaller(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -301,6 +301,26 @@ stat -c "%F" /proc/self/fd/5 /proc/$$/fd/5; stat -L -c "%F %s" /proc/self/fd/5`)
 	}
 }
 
+// TestProcFDNamesOtherProcess: a nobody guest reads the link of its
+// shell's descriptor of a sandbox file (/proc/$$/fd/5 from ls, another
+// process of its uid), which the sentry resolves: in the sandbox's user
+// namespace a sentry thread asked as the guest is refused (it is judged
+// from the initial namespace), so the sentry decides as Linux does
+// (Task.MayReadProc); the file of another uid's process stays refused.
+func TestProcFDNamesOtherProcess(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("skipped: the guest runs under setpriv, which is not installed (.ci/install installs it)")
+	}
+	out := sameOnBothTmpfs(t, `chmod 1777 "$1" && exec 7>"$1/rootfile" && setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c '
+cd "$1" && exec 5>y && ls -l /proc/$$/fd/5 | sed "s|.*:[0-9][0-9] ||; s|$1|D|; s|/proc/[0-9]*/|/proc/P/|"
+stat -c "%F" /proc/$$/fd/5
+ls -l /proc/$PPID/fd/7 2>&1 | sed "s|.*/fd/7|/proc/PPID/fd/7|"' sh "$1"`)
+	want := "/proc/P/fd/5 -> D/y\nsymbolic link\n/proc/PPID/fd/7': Permission denied\n"
+	if out != want {
+		t.Fatalf("got %q, want %q", out, want)
+	}
+}
+
 // TestMountVisible: the tmpfs shows where tools look for mounts
 // (/proc/self/mountinfo, /proc/mounts, statfs), so df, findmnt and stat -f
 // report a tmpfs at /tmp, with the size limit given.

@@ -148,6 +148,7 @@ func (selfCaller) Guest(int32) (int32, bool)              { return 0, false }
 func (selfCaller) ProcLink(int32, string, int32) Location { return Location{} }
 func (selfCaller) Privileged() bool                       { return true }
 func (selfCaller) AsCaller(fn func() error) error         { return fn() }
+func (selfCaller) MayReadProc(int32) (bool, error)        { return false, nil }
 
 // hostConfig is what New learns of the host once.
 type hostConfig struct {

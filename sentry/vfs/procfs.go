@@ -249,9 +249,12 @@ func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool
 		// as the caller, where the kernel's check is made.
 		ws.recheck = true
 	}
-	if !own || target == (Location{}) {
+	if target == (Location{}) || !own && !ws.asCaller {
 		// The link must exist as the host says (a descriptor the
-		// sentry does not hold, another process's).
+		// sentry does not hold, another process's). Once is enough for
+		// a guest's link the sentry knows: made again as the caller,
+		// the walk asks mayReadLink, which the host cannot answer for
+		// a guest of a user namespace (Caller.MayReadProc).
 		var stx unix.Statx_t
 		if err := statxPath(np, unix.AT_SYMLINK_NOFOLLOW, &stx); err != nil {
 			if err == unix.ENOENT && last {
@@ -275,7 +278,7 @@ func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool
 				// Reading another process's link is checked as the
 				// caller: the walk is made again as the caller.
 				ws.diverged = true
-				if err := ws.mayReadLink(np); err != nil {
+				if err := ws.mayReadLink(pos.tid, np); err != nil {
 					return err
 				}
 			}
@@ -304,7 +307,7 @@ func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool
 		return ws.kernelJump(np)
 	}
 	if !own {
-		if err := ws.mayReadLink(np); err != nil {
+		if err := ws.mayReadLink(pos.tid, np); err != nil {
 			return err
 		}
 	}
@@ -322,11 +325,17 @@ func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool
 }
 
 // mayReadLink checks, on the walk made as the caller, that the caller
-// may follow another process's magic link np (the kernel checks
+// may follow magic link np of another process, tid (the kernel checks
 // ptrace_may_access when reading one and when following one).
-func (ws *walker) mayReadLink(np string) error {
+func (ws *walker) mayReadLink(tid int32, np string) error {
 	if !ws.asCaller {
 		return nil
+	}
+	if decided, err := ws.caller.MayReadProc(tid); decided {
+		if err != nil {
+			ws.hostErr = true
+		}
+		return err
 	}
 	var buf [unix.PathMax]byte
 	if _, err := unix.Readlink(np, buf[:]); err != nil {

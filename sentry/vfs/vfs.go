@@ -92,6 +92,9 @@ type Credentials struct {
 	// maps (UIDMap, GIDMap), as capable_wrt_inode_uidgid.
 	Foreign        bool
 	UIDMap, GIDMap IDMap
+	// UserNS names the task's user namespace ("user:[4026531837]", as
+	// /proc/PID/ns/user reads), "" where unknown.
+	UserNS string
 }
 
 // RootCredentials are root's with every capability: what the sentry

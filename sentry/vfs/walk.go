@@ -105,6 +105,10 @@ type Caller interface {
 	// AsCaller runs fn on the current thread with the caller's file
 	// system credentials and capabilities in force.
 	AsCaller(fn func() error) error
+	// MayReadProc is whether the caller may read the magic links of
+	// task tid (ptrace_may_access), where the sentry decides it: decided
+	// is false where the kernel, asked as the caller, decides.
+	MayReadProc(tid int32) (decided bool, err error)
 }
 
 // WalkPath resolves path from start as Linux's path_lookupat does: it

@@ -52,6 +52,8 @@ func (f *fakeCaller) ProcLink(tid int32, name string, fd int32) vfs.Location {
 
 func (f *fakeCaller) Privileged() bool { return f.uid == 0 }
 
+func (f *fakeCaller) MayReadProc(int32) (bool, error) { return false, nil }
+
 func (f *fakeCaller) AsCaller(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
