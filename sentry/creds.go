@@ -60,52 +60,88 @@ func parseStatusCreds(status string) (*vfs.Credentials, error) {
 	c := &vfs.Credentials{}
 	const need = 3 // Uid, Gid, CapEff
 	have := 0
-	for _, line := range strings.Split(status, "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(val)
+	err := statusLines(status, func(key string, f []string) error {
 		switch key {
 		case "Uid", "Gid":
-			// real, effective, saved, filesystem
-			if len(f) != 4 {
-				return nil, unix.EINVAL
-			}
-			n, err := strconv.ParseUint(f[3], 10, 32)
+			ids, err := statusIDs(f)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if key == "Uid" {
-				c.UID = uint32(n)
+				c.UID = ids[3]
 			} else {
-				c.GID = uint32(n)
+				c.GID = ids[3]
 			}
 			have++
 		case "Groups":
 			for _, g := range f {
 				n, err := strconv.ParseUint(g, 10, 32)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				c.Groups = append(c.Groups, uint32(n))
 			}
 		case "CapEff":
-			if len(f) != 1 {
-				return nil, unix.EINVAL
-			}
-			n, err := strconv.ParseUint(f[0], 16, 64)
+			caps, err := statusCaps(f)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			c.Caps = vfs.CapSet(n)
+			c.Caps = caps
 			have++
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if have != need {
 		return nil, unix.EINVAL
 	}
 	return c, nil
+}
+
+// statusLines calls fn with the key and fields of each line of a
+// /proc/PID/status, and stops at its first error.
+func statusLines(status string, fn func(key string, f []string) error) error {
+	for _, line := range strings.Split(status, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		if err := fn(key, strings.Fields(val)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statusIDs are a Uid or Gid line's ids: real, effective, saved,
+// filesystem.
+func statusIDs(f []string) ([4]uint32, error) {
+	var ids [4]uint32
+	if len(f) != 4 {
+		return ids, unix.EINVAL
+	}
+	for i := range ids {
+		n, err := strconv.ParseUint(f[i], 10, 32)
+		if err != nil {
+			return ids, err
+		}
+		ids[i] = uint32(n)
+	}
+	return ids, nil
+}
+
+// statusCaps is a Cap* line's set.
+func statusCaps(f []string) (vfs.CapSet, error) {
+	if len(f) != 1 {
+		return 0, unix.EINVAL
+	}
+	n, err := strconv.ParseUint(f[0], 16, 64)
+	if err != nil {
+		return 0, err
+	}
+	return vfs.CapSet(n), nil
 }
 
 // readIDMap reads a uid_map or gid_map: "inside outside count" lines,

@@ -3,7 +3,6 @@ package sentry
 import (
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -80,40 +79,28 @@ type ptraceCreds struct {
 func parsePtraceCreds(status string) (ptraceCreds, bool) {
 	var p ptraceCreds
 	have := 0
-	for _, line := range strings.Split(status, "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(val)
+	err := statusLines(status, func(key string, f []string) error {
 		switch key {
 		case "Uid", "Gid":
-			if len(f) != 4 {
-				return p, false
+			ids, err := statusIDs(f)
+			if err != nil {
+				return err
 			}
 			dst := &p.uid
 			if key == "Gid" {
 				dst = &p.gid
 			}
-			for i := 0; i < 3; i++ {
-				n, err := strconv.ParseUint(f[i], 10, 32)
-				if err != nil {
-					return p, false
-				}
-				dst[i] = uint32(n)
-			}
+			copy(dst[:], ids[:3])
 			have++
 		case "CapPrm":
-			if len(f) != 1 {
-				return p, false
-			}
-			n, err := strconv.ParseUint(f[0], 16, 64)
+			caps, err := statusCaps(f)
 			if err != nil {
-				return p, false
+				return err
 			}
-			p.permitted = vfs.CapSet(n)
+			p.permitted = caps
 			have++
 		}
-	}
-	return p, have == 3
+		return nil
+	})
+	return p, err == nil && have == 3
 }
