@@ -468,8 +468,6 @@ func writeStats(f *runFlags, k *sentry.Kernel, waits *platform.Stats, status int
 	return nil
 }
 
-// defaultPlatform is --platform's default: $SENTRY_PLATFORM (so that a whole
-// test suite or script can switch platforms), else ptrace.
 // wantUserNS resolves --userns: auto is on for a sentry that runs as root,
 // which alone may map every id (a user namespace made by another user maps
 // only that user's ids, and its guest had no capability to take away).
@@ -485,6 +483,8 @@ func wantUserNS(v string) (bool, error) {
 	return false, fmt.Errorf("--userns %q: want auto, on or off", v)
 }
 
+// defaultPlatform is --platform's default: $SENTRY_PLATFORM (so that a whole
+// test suite or script can switch platforms), else ptrace.
 func defaultPlatform() string {
 	if p := os.Getenv("SENTRY_PLATFORM"); p != "" {
 		return p

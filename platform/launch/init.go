@@ -178,13 +178,17 @@ func InitMain() {
 	// exec (this goroutine is the locked main thread's).
 	mask := spec.BlockedSignals
 	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
-	err = unix.Exec(spec.Path, spec.Argv, spec.Env)
-	// Only a failed exec gets here: report it as a shell would.
+	execFailed(spec.Path, unix.Exec(spec.Path, spec.Argv, spec.Env))
+}
+
+// execFailed reports a failed exec of path as a shell would, and exits
+// with a shell's status for it.
+func execFailed(path string, err error) {
 	code := ExitNotExecutable
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		code = ExitNotFound
 	}
-	fmt.Fprintf(os.Stderr, "sentry: %s: %v\n", spec.Path, err)
+	fmt.Fprintf(os.Stderr, "sentry: %s: %v\n", path, err)
 	os.Exit(code)
 }
 

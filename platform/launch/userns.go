@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -102,11 +101,5 @@ func NativeMain() {
 		fmt.Fprintf(os.Stderr, "sentry: %v\n", err)
 		os.Exit(ExitSandbox)
 	}
-	err := syscall.Exec(os.Args[1], os.Args[1:], os.Environ())
-	code := ExitNotExecutable
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		code = ExitNotFound
-	}
-	fmt.Fprintf(os.Stderr, "sentry: %s: %v\n", os.Args[1], err)
-	os.Exit(code)
+	execFailed(os.Args[1], syscall.Exec(os.Args[1], os.Args[1:], os.Environ()))
 }
