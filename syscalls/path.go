@@ -119,12 +119,17 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 	// out of it, a working directory in it, a virtual descriptor in
 	// /proc), the host gets the path the sentry resolved.
 	r.host = w.IsHost()
-	if r.host && w.Entered {
+	if r.host && (w.Entered || pinJump(c, w)) {
 		host := w.Host
 		if w.TrailingSlash && host != "/" {
 			host += "/"
 		}
 		if len(host) >= unix.PathMax {
+			if !w.Entered {
+				// The guest's own path, as before the jump was
+				// pinned (the target's path is too long to give).
+				return r, nil
+			}
 			return r, unix.ENAMETOOLONG
 		}
 		r.hostPath = host
@@ -139,6 +144,32 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 		c.RedirectPath(addr, newAddr)
 	}
 	return r, nil
+}
+
+// pinJump reports whether a walk that followed a magic link of a
+// descriptor the sentry does not hold (Walk.Jumped), and ended on the
+// host, is given to the host by the path it found: the target's own path
+// (Walk.LinkNamed unset: the walk read it from the link and found the
+// same file there), outside the sentry's mount points (where the guest's
+// namespace has covers). The guest's own path would have the host follow
+// the link again, and a racing thread that puts a placeholder at that
+// number in between makes the call act in the sandbox's store
+// (mkdir("/proc/self/fd/N/x") against a dup2 moving N between a host
+// directory and a tmpfs one: 661 of 2,994 made in the store on ptrace, 507
+// of 2,999 on unotify; TestPathRaceKeepsTheStore). What has no such path
+// (a deleted directory, one under a cover) is still the guest's path, and
+// so is a stopped call of a guest that may mount (CAP_SYS_ADMIN of the
+// host: the host's root), whose own mounts may hide that path in its
+// namespace from the tracer's walk, made in the host's (a notified call's
+// walk is made in the guest's namespace). So is a path that ends on the
+// link (Walk.JumpedAt): the link reaches the file without the search of
+// its directories that its path needs (a reopen, an exec of
+// /proc/self/exe, checked by their own handlers).
+func pinJump(c *sentry.Call, w vfs.Walk) bool {
+	if !w.Jumped || w.JumpedAt != "" || w.LinkNamed || c.Kernel().VFS.Covered(w.Host) {
+		return false
+	}
+	return c.Notified() || !c.Creds().Capable(vfs.CapSysAdmin)
 }
 
 // mayEnterProc decides, for a walk that went through /proc/PID of another
@@ -168,10 +199,9 @@ func mayEnterProc(c *sentry.Call, pid int32) error {
 		}
 		return nil
 	}
-	if c.Creds().Foreign {
-		own, err1 := os.Readlink("/proc/" + strconv.Itoa(int(c.TID)) + "/ns/user")
-		other, err2 := os.Readlink("/proc/" + strconv.Itoa(int(pid)) + "/ns/user")
-		if err1 != nil || err2 != nil || own != other {
+	if cr := c.Creds(); cr.Foreign {
+		other, err := os.Readlink("/proc/" + strconv.Itoa(int(pid)) + "/ns/user")
+		if err != nil || cr.UserNS == "" || other != cr.UserNS {
 			return unix.EACCES
 		}
 	}
@@ -332,13 +362,15 @@ func (g guestCaller) Privileged() bool {
 // effective capabilities, so that ptrace_may_access on /proc/PID is the
 // guest's and not the sentry's CAP_SYS_PTRACE) on this thread, locked to
 // it.
-func (g guestCaller) MayReadProc(tid int32) (bool, error) { return g.c.Task.MayReadProc(tid) }
-
 func (g guestCaller) AsCaller(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	return asGuest(g.c.Task, false, fn)
 }
+
+// MayReadProc is Task.MayReadProc: the sentry's answer for its own
+// guests of the caller's user namespace.
+func (g guestCaller) MayReadProc(tid int32) (bool, error) { return g.c.Task.MayReadProc(tid) }
 
 // existing takes a resolution for calls that act on an existing sentry
 // file in place (readlink, access, chmod, ...): ok is false with res the

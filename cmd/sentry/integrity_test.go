@@ -95,6 +95,13 @@ func TestReopenRaceKeepsTheStore(t *testing.T) {
 	mismatchProbe(t, "reopenrace")
 }
 
+// TestPathRaceKeepsTheStore: mkdir through a magic link of a number a
+// racing thread moves between a host directory and a tmpfs one lands in
+// one of the two, never in the sandbox's store (syscalls' pinJump).
+func TestPathRaceKeepsTheStore(t *testing.T) {
+	mismatchProbe(t, "pathrace", hostDir(t))
+}
+
 // TestReopenNeedsNoSearch: a guest (nobody) reopens its own descriptor
 // by /proc/self/fd after it took away the search permission on the
 // file's directory, which Linux's reopen does not need (the link leads

@@ -262,7 +262,7 @@ func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool
 				// when it follows the link (a creat of it, or a
 				// racing thread's dup2).
 				ws.cur.Host, h.known = np, false
-				ws.w.Jumped, ws.w.JumpedAt = true, np
+				ws.w.Jumped, ws.w.JumpedAt, ws.w.LinkNamed = true, np, true
 				return nil
 			}
 			ws.hostErr = true
@@ -377,6 +377,7 @@ func (ws *walker) kernelJump(np string) error {
 		}
 	}
 	ws.cur = Location{Host: name}
+	ws.w.LinkNamed = fixed != 1
 	ws.h = hostState{fixed: fixed, procRoot: -2}
 	ws.setKnown(&stx)
 	ws.slow = false

@@ -59,6 +59,11 @@ type Walk struct {
 	// host, walking the guest's path again, follows it again, and by
 	// then the number may hold a placeholder.
 	Jumped bool
+	// LinkNamed is set when Host still names the magic link the walk
+	// jumped last (its target had no path of its own that leads back to
+	// it, or was not open): the host, given Host, follows that link
+	// again. Unset after a jump, Host is the target's own path.
+	LinkNamed bool
 	// JumpedAt is the magic link the walk jumped last, when the path
 	// ended on it (a host open of it reopens what it points at), else "".
 	JumpedAt string
@@ -494,6 +499,19 @@ func (v *VirtualFilesystem) enter(host string) Location {
 		return v.Cross(Location{Mount: m, Dentry: m.Root})
 	}
 	return Location{Host: host}
+}
+
+// Covered reports whether host path p is a sentry mount point or below
+// one: in the guest's mount namespace, a cover is there.
+func (v *VirtualFilesystem) Covered(p string) bool {
+	for i, m := range v.mounts {
+		for _, point := range [2]string{m.Point, v.host.points[i].path} {
+			if p == point || strings.HasPrefix(p, point) && (point == "/" || p[len(point)] == '/') {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pointIndex is the index of the mount whose mount point is host path p,
