@@ -157,19 +157,28 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 // (mkdir("/proc/self/fd/N/x") against a dup2 moving N between a host
 // directory and a tmpfs one: 661 of 2,994 made in the store on ptrace, 507
 // of 2,999 on unotify; TestPathRaceKeepsTheStore). What has no such path
-// (a deleted directory, one under a cover) is still the guest's path, and
-// so is a stopped call of a guest that may mount (CAP_SYS_ADMIN of the
-// host: the host's root), whose own mounts may hide that path in its
-// namespace from the tracer's walk, made in the host's (a notified call's
-// walk is made in the guest's namespace). So is a path that ends on the
-// link (Walk.JumpedAt): the link reaches the file without the search of
-// its directories that its path needs (a reopen, an exec of
-// /proc/self/exe, checked by their own handlers).
+// (a deleted directory, one under a cover) is still the guest's path. So
+// is a path that ends on the link (Walk.JumpedAt): the link reaches the
+// file without the search of its directories that its path needs (a
+// reopen, an exec of /proc/self/exe, checked by their own handlers). A
+// stopped call's walk is made in the tracer's mount namespace, the host's:
+// for a guest that may mount (CAP_SYS_ADMIN of the host: the host's root),
+// whose own mounts may make the path lead elsewhere in its namespace, the
+// path's directory must be the same file through the guest's root (a
+// notified call's walk is made in the guest's namespace).
 func pinJump(c *sentry.Call, w vfs.Walk) bool {
 	if !w.Jumped || w.JumpedAt != "" || w.LinkNamed || c.Kernel().VFS.Covered(w.Host) {
 		return false
 	}
-	return c.Notified() || !c.Creds().Capable(vfs.CapSysAdmin)
+	if c.Notified() || !c.Creds().Capable(vfs.CapSysAdmin) {
+		return true
+	}
+	dir := w.Host[:max(strings.LastIndexByte(w.Host, '/'), 1)]
+	var mine, guest unix.Statx_t
+	const flags = unix.AT_SYMLINK_NOFOLLOW | unix.AT_STATX_DONT_SYNC
+	return unix.Statx(unix.AT_FDCWD, dir, flags, 0, &mine) == nil &&
+		unix.Statx(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(c.TID))+"/root"+dir, flags, 0, &guest) == nil &&
+		mine.Dev_major == guest.Dev_major && mine.Dev_minor == guest.Dev_minor && mine.Ino == guest.Ino
 }
 
 // mayEnterProc decides, for a walk that went through /proc/PID of another

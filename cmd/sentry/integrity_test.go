@@ -98,8 +98,14 @@ func TestReopenRaceKeepsTheStore(t *testing.T) {
 // TestPathRaceKeepsTheStore: mkdir through a magic link of a number a
 // racing thread moves between a host directory and a tmpfs one lands in
 // one of the two, never in the sandbox's store (syscalls' pinJump).
+// The host's root runs too: its stopped calls' walk (the tracer's, in
+// the host's mount namespace) is checked against its own namespace.
 func TestPathRaceKeepsTheStore(t *testing.T) {
-	mismatchProbe(t, "pathrace", hostDir(t))
+	for _, m := range rootModes {
+		t.Run(m.name, func(t *testing.T) {
+			mismatchProbeWith(t, m.flags, "pathrace", hostDir(t))
+		})
+	}
 }
 
 // TestReopenNeedsNoSearch: a guest (nobody) reopens its own descriptor
@@ -129,6 +135,13 @@ func TestReopenNeedsNoSearch(t *testing.T) {
 // each must find no mismatch between what the kernel's table holds and
 // what fstat says.
 func mismatchProbe(t *testing.T, name string, args ...string) {
+	t.Helper()
+	mismatchProbeWith(t, nil, name, args...)
+}
+
+// mismatchProbeWith is mismatchProbe with the sandbox run with flags.
+func mismatchProbeWith(t *testing.T, flags []string, name string, args ...string) {
+	t.Helper()
 	bin := buildCThreads(t, name)
 	shm, err := os.MkdirTemp("/dev/shm", "sentry-"+name+"-")
 	if err != nil {
@@ -138,7 +151,7 @@ func mismatchProbe(t *testing.T, name string, args ...string) {
 	if native := runCmd(t, "", append([]string{bin, shm}, args...)...); native.code != 0 || native.stdout != "mismatches 0\n" {
 		t.Fatalf("native: %+v", native)
 	}
-	r := sandboxed(t, nil, append([]string{bin, "/tmp"}, args...)...)
+	r := sandboxed(t, flags, append([]string{bin, "/tmp"}, args...)...)
 	if r.code != 0 || r.stdout != "mismatches 0\n" {
 		t.Fatalf("sandbox: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
