@@ -54,50 +54,61 @@ func readCreds(dir string) (*vfs.Credentials, error) {
 	return c, nil
 }
 
-// parseStatusCreds takes the Uid, Gid, Groups and CapEff lines of a
+// procStatus is what the sentry reads of a /proc/PID/status: the four
+// uids and gids (real, effective, saved, filesystem), the groups, and the
+// effective and permitted capabilities; which lines were there.
+type procStatus struct {
+	uid, gid       [4]uint32
+	groups         []uint32
+	capEff, capPrm vfs.CapSet
+	ids            int // Uid and Gid lines
+	hasEff, hasPrm bool
+}
+
+// parseStatus takes the Uid, Gid, Groups, CapEff and CapPrm lines of a
 // /proc/PID/status.
-func parseStatusCreds(status string) (*vfs.Credentials, error) {
-	c := &vfs.Credentials{}
-	const need = 3 // Uid, Gid, CapEff
-	have := 0
+func parseStatus(status string) (procStatus, error) {
+	var p procStatus
 	err := statusLines(status, func(key string, f []string) error {
+		var err error
 		switch key {
-		case "Uid", "Gid":
-			ids, err := statusIDs(f)
-			if err != nil {
-				return err
-			}
-			if key == "Uid" {
-				c.UID = ids[3]
-			} else {
-				c.GID = ids[3]
-			}
-			have++
+		case "Uid":
+			p.uid, err = statusIDs(f)
+			p.ids++
+		case "Gid":
+			p.gid, err = statusIDs(f)
+			p.ids++
 		case "Groups":
 			for _, g := range f {
 				n, err := strconv.ParseUint(g, 10, 32)
 				if err != nil {
 					return err
 				}
-				c.Groups = append(c.Groups, uint32(n))
+				p.groups = append(p.groups, uint32(n))
 			}
 		case "CapEff":
-			caps, err := statusCaps(f)
-			if err != nil {
-				return err
-			}
-			c.Caps = caps
-			have++
+			p.capEff, err = statusCaps(f)
+			p.hasEff = true
+		case "CapPrm":
+			p.capPrm, err = statusCaps(f)
+			p.hasPrm = true
 		}
-		return nil
+		return err
 	})
+	return p, err
+}
+
+// parseStatusCreds takes the Uid, Gid, Groups and CapEff lines of a
+// /proc/PID/status.
+func parseStatusCreds(status string) (*vfs.Credentials, error) {
+	p, err := parseStatus(status)
 	if err != nil {
 		return nil, err
 	}
-	if have != need {
+	if p.ids != 2 || !p.hasEff {
 		return nil, unix.EINVAL
 	}
-	return c, nil
+	return &vfs.Credentials{UID: p.uid[3], GID: p.gid[3], Groups: p.groups, Caps: p.capEff}, nil
 }
 
 // statusLines calls fn with the key and fields of each line of a

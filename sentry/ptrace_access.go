@@ -77,30 +77,13 @@ type ptraceCreds struct {
 // parsePtraceCreds takes the Uid, Gid and CapPrm lines of a
 // /proc/PID/status.
 func parsePtraceCreds(status string) (ptraceCreds, bool) {
-	var p ptraceCreds
-	have := 0
-	err := statusLines(status, func(key string, f []string) error {
-		switch key {
-		case "Uid", "Gid":
-			ids, err := statusIDs(f)
-			if err != nil {
-				return err
-			}
-			dst := &p.uid
-			if key == "Gid" {
-				dst = &p.gid
-			}
-			copy(dst[:], ids[:3])
-			have++
-		case "CapPrm":
-			caps, err := statusCaps(f)
-			if err != nil {
-				return err
-			}
-			p.permitted = caps
-			have++
-		}
-		return nil
-	})
-	return p, err == nil && have == 3
+	var c ptraceCreds
+	p, err := parseStatus(status)
+	if err != nil || p.ids != 2 || !p.hasPrm {
+		return c, false
+	}
+	copy(c.uid[:], p.uid[:3])
+	copy(c.gid[:], p.gid[:3])
+	c.permitted = p.capPrm
+	return c, true
 }

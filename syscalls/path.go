@@ -105,8 +105,9 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 	}
 	r.Walk = w
 	if w.Entered || w.Jumped {
-		for _, pid := range [2]int32{w.ProcPID, procPIDOf(w.Host)} {
-			if pid == 0 {
+		pids := [2]int32{w.ProcPID, procPIDOf(w.Host)}
+		for i, pid := range pids {
+			if pid == 0 || i == 1 && pid == pids[0] {
 				continue
 			}
 			if err := mayEnterProc(c, pid); err != nil {
