@@ -265,7 +265,12 @@ func (ws *walker) magic(pos procPos, name string, fd int32, np string, last bool
 				ws.w.Jumped, ws.w.JumpedAt, ws.w.LinkNamed = true, np, true
 				return nil
 			}
-			ws.hostErr = true
+			// The sentry's answer, not the host's: given the guest's
+			// path, the host would look at the number again, where a
+			// racing dup2 may have put a placeholder by then (pathrace:
+			// a mkdir through a number not yet open made its directory
+			// in the store).
+			ws.hostErr = false
 			return err
 		}
 	}
@@ -352,9 +357,20 @@ func (ws *walker) mayReadLink(tid int32, np string) error {
 func (ws *walker) kernelJump(np string) error {
 	h := &ws.h
 	ws.w.Jumped = true
+	// The target is pinned by one open of it, the sentry's, from which
+	// both its identity and its path are read. Read from the link twice
+	// (a stat, then a readlink), a racing dup2 in between made them two
+	// files: the path did not lead back to the file, the walk left the
+	// host to follow the link again, and by then it could lead into the
+	// store (pathrace: 1 mkdir of about 100,000 made in the store).
+	fd, err := unix.Open(np, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return hostErrno(err)
+	}
+	defer unix.Close(fd)
 	var stx unix.Statx_t
-	if err := statxPath(np, 0, &stx); err != nil {
-		return err
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, statxMask, &stx); err != nil {
+		return hostErrno(err)
 	}
 	if ws.resolve&ResolveNoXdev != 0 && h.mntKnown && stx.Mnt_id != h.mnt {
 		return unix.EXDEV
@@ -370,7 +386,7 @@ func (ws *walker) kernelJump(np string) error {
 		return unix.EOPNOTSUPP
 	}
 	name, fixed := np, len(np)
-	if t, err := readlinkPath(np); err == nil && len(t) > 0 && t[0] == '/' {
+	if t, err := readlinkPath("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && len(t) > 0 && t[0] == '/' {
 		var s2 unix.Statx_t
 		if statxPath(t, unix.AT_SYMLINK_NOFOLLOW, &s2) == nil && sameFile(&s2, &stx) {
 			name, fixed = t, 1

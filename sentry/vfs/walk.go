@@ -221,7 +221,11 @@ func (ws *walker) run() (Walk, error) {
 	w.Entered = ws.diverged
 	if err != nil {
 		w.Location = ws.cur
-		w.HostErr = ws.hostErr && !ws.diverged && ws.cur.IsHost()
+		// Not after a jump through a magic link: the host, walking the
+		// guest's path again, would follow the link again, to whatever
+		// the number holds by then (a placeholder: the call would act
+		// in the store), so a failure there is the sentry's answer.
+		w.HostErr = ws.hostErr && !ws.diverged && !ws.w.Jumped && ws.cur.IsHost()
 		return w, err
 	}
 	w.Location = ws.cur
