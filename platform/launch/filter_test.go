@@ -85,8 +85,19 @@ func TestFilterRoutesCalls(t *testing.T) {
 
 	answer := func(wantNr int32, val int64) notif {
 		var req notif
-		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req))); e != 0 {
-			t.Fatalf("NOTIF_RECV: %v", e)
+		for {
+			_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req)))
+			if e == unix.ENOENT {
+				// A signal (the Go runtime's preemption) withdrew the
+				// notification before it was received; the call
+				// restarts (SA_RESTART) and notifies again.
+				req = notif{}
+				continue
+			}
+			if e != 0 {
+				t.Fatalf("NOTIF_RECV: %v", e)
+			}
+			break
 		}
 		if req.nr() != wantNr {
 			t.Errorf("notified call %d, want %d", req.nr(), wantNr)
