@@ -21,15 +21,62 @@ func Chdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
+	if r.host && r.JumpedAt != "" && racedDirfd(c) {
+		// The path ends on a magic link (chdir("/proc/self/fd/N")),
+		// which the host would follow again: see Fchdir.
+		fd, ok := ownFDLink(c, r.JumpedAt)
+		if !ok {
+			fd = -1
+		}
+		return chdirPinned(c, args, r.JumpedAt, fd, unix.SYS_CHDIR)
+	}
 	if r.host {
 		return sentry.Observe(c, unix.SYS_CHDIR, args, chdirExit{}, false)
 	}
 	return chdirTo(c, r.Mount, r.Dentry)
 }
 
+// chdirPinned serves chdir or fchdir (sysno) of the directory magic link
+// link leads to (descriptor fd's, or -1) when another thread may put a
+// placeholder at the number meanwhile (racedDirfd): the kernel's own
+// chdir would look again, and a placeholder there made the guest's
+// working directory a directory of the store, where its relative paths
+// then led (fchdir against a thread moving the number between a host
+// directory and a tmpfs one: some in 3,000 made in the store). The
+// directory is taken once (pinLink): a virtual one is the sentry's to
+// enter; a host one is entered by its own path (chdir of it, with the
+// same checks for a guest that may enter the store: it overrides
+// search permission). A host directory without such a path is left to
+// the guest's call, as before.
+func chdirPinned(c *sentry.Call, args *platform.SyscallArgs, link string, fd int32, sysno uintptr) sentry.Result {
+	loc, pinned, err := pinLink(c, link, fd)
+	switch {
+	case err == unix.ENOENT && sysno == unix.SYS_FCHDIR:
+		return sentry.Err(unix.EBADF)
+	case err != nil:
+		return sentry.ErrOf(err)
+	case !loc.IsHost():
+		return chdirTo(c, loc.Mount, loc.Dentry)
+	case pinned && pinnable(c, loc.Host) && len(loc.Host) < unix.PathMax:
+		addr, err := c.WriteStackString(loc.Host)
+		if err != nil {
+			return sentry.ErrOf(err)
+		}
+		return sentry.RewriteTo(c, unix.SYS_CHDIR, platform.SyscallArgs{addr}, chdirExit{})
+	}
+	return sentry.Observe(c, sysno, args, chdirExit{}, false)
+}
+
 // Fchdir is fchdir(fd); see Chdir.
 func Fchdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	f := c.FDTable().Get(int32(args[0]))
+	if f == nil && racedDirfd(c) {
+		fd := int32(args[0])
+		if fd < 0 {
+			return sentry.Err(unix.EBADF)
+		}
+		return chdirPinned(c, args, "/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)), fd, unix.SYS_FCHDIR)
+	}
 	if f == nil {
 		if onSentryStore(c, int32(args[0])) {
 			return sentry.Err(errUnserved)

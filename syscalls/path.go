@@ -63,12 +63,20 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 		return resolveEmpty(c, dirfd)
 	}
 	var start vfs.Location
+	startPinned := false
 	if p[0] != '/' {
 		switch {
 		case dirfd == unix.AT_FDCWD:
 			start = c.FSContext().Cwd()
 		default:
 			f := c.FDTable().Get(dirfd)
+			if f == nil && racedDirfd(c) {
+				start, startPinned, err = pinDirfd(c, dirfd)
+				if err != nil {
+					return r, err
+				}
+				break
+			}
 			if f == nil {
 				dir, ok := hostFDPath(c, dirfd)
 				if ok && storeName(dir) && onSentryStore(c, dirfd) {
@@ -120,7 +128,7 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 	// out of it, a working directory in it, a virtual descriptor in
 	// /proc), the host gets the path the sentry resolved.
 	r.host = w.IsHost()
-	if r.host && (w.Entered || pinJump(c, w)) {
+	if r.host && (w.Entered || pinJump(c, w) || startPinned && pinnable(c, w.Host)) {
 		host := w.Host
 		if w.TrailingSlash && host != "/" {
 			host += "/"
@@ -168,13 +176,21 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 // path's directory must be the same file through the guest's root (a
 // notified call's walk is made in the guest's namespace).
 func pinJump(c *sentry.Call, w vfs.Walk) bool {
-	if !w.Jumped || w.JumpedAt != "" || w.LinkNamed || c.Kernel().VFS.Covered(w.Host) {
+	return w.Jumped && w.JumpedAt == "" && !w.LinkNamed && pinnable(c, w.Host)
+}
+
+// pinnable reports whether host path p, where a walk the sentry made
+// ended, may be given to the host for the guest's call: outside the
+// sentry's mount points, and, for a stopped call of a guest that may
+// mount, the same place in the guest's mount namespace (see pinJump).
+func pinnable(c *sentry.Call, p string) bool {
+	if c.Kernel().VFS.Covered(p) {
 		return false
 	}
 	if c.Notified() || !c.Creds().Capable(vfs.CapSysAdmin) {
 		return true
 	}
-	dir := w.Host[:max(strings.LastIndexByte(w.Host, '/'), 1)]
+	dir := p[:max(strings.LastIndexByte(p, '/'), 1)]
 	var mine, guest unix.Statx_t
 	const flags = unix.AT_SYMLINK_NOFOLLOW | unix.AT_STATX_DONT_SYNC
 	return unix.Statx(unix.AT_FDCWD, dir, flags, 0, &mine) == nil &&
@@ -266,6 +282,95 @@ func hostFDPath(c *sentry.Call, fd int32) (string, bool) {
 		return "", false
 	}
 	return string(buf[:n]), true
+}
+
+// racedDirfd reports whether a descriptor of c's task that the table
+// does not hold may become a placeholder between the sentry's look and
+// the kernel's use of it, and whether the kernel would then let the task
+// into the store: another thread sharing the table can put one there
+// (dup2 of a tmpfs directory's descriptor, an open), and the store's
+// directories (root's, mode 0700) are closed to all but their owner and
+// a task that overrides their mode. An unshared table changes only by
+// the task's own calls, one at a time.
+func racedDirfd(c *sentry.Call) bool {
+	if !c.FDTable().Shared() {
+		return false
+	}
+	cr := c.Creds()
+	return cr.UID == 0 || cr.Caps.Has(vfs.CapDacOverride) || cr.Caps.Has(vfs.CapDacReadSearch)
+}
+
+// pinDirfd is where a walk relative to dirfd starts, a descriptor of the
+// guest's the table does not hold, when another thread may change the
+// number meanwhile (racedDirfd): a placeholder put there between the
+// sentry's look and the kernel's use of it made the host resolve the
+// guest's path in the store (mkdirat against a thread moving the number
+// between a host directory and a tmpfs one: some hundreds of 3,000 made
+// in the store on both platforms). So the file is taken once, by an
+// O_PATH open of its link (the very file, an O_PATH descriptor's too),
+// and the walk starts at that file's own path, which the host then gets
+// whole (pinned is set when the path leads back to the file): the kernel
+// never looks at the number again. The errors are path_init's: EBADF,
+// ENOTDIR.
+func pinDirfd(c *sentry.Call, dirfd int32) (start vfs.Location, pinned bool, err error) {
+	if dirfd < 0 {
+		return start, false, unix.EBADF
+	}
+	start, pinned, err = pinLink(c, "/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(dirfd)), dirfd)
+	if err == unix.ENOENT {
+		// Not open.
+		err = unix.EBADF
+	}
+	return start, pinned, err
+}
+
+// pinLink takes the directory magic link link of c's task leads to now
+// (descriptor fd's link, or -1) by an O_PATH open of it: a placeholder
+// there is the table's virtual directory (the table is asked again: a
+// racing thread put it there), anything else a host directory named by
+// its own path, pinned when that path leads back to it (see pinDirfd).
+func pinLink(c *sentry.Call, link string, fd int32) (start vfs.Location, pinned bool, err error) {
+	pfd, err := unix.Open(link, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return start, false, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return start, false, err
+	}
+	if c.Kernel().VFS.StoreDev(st.Dev) {
+		// A placeholder put there since the table was looked at, maybe
+		// not in the table yet (a stopped dup2 before its exit): the
+		// virtual directory whose placeholder is that directory.
+		var f *vfs.FileDescription
+		if fd >= 0 {
+			f = c.FDTable().Get(fd)
+		}
+		if f == nil {
+			f = c.FDTable().Find(func(d *vfs.FileDescription) bool {
+				var ds unix.Stat_t
+				return d.HostFD >= 0 && d.Dentry != nil && unix.Fstat(d.HostFD, &ds) == nil && ds.Dev == st.Dev && ds.Ino == st.Ino
+			})
+		}
+		if f == nil {
+			return start, false, errUnserved
+		}
+		defer f.DecRef()
+		return vfs.Location{Mount: f.Mount, Dentry: f.Dentry}, false, nil
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return start, false, unix.ENOTDIR
+	}
+	var buf [unix.PathMax]byte
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(pfd), buf[:])
+	if err != nil || n == 0 || buf[0] != '/' {
+		return start, false, unix.ENOTDIR
+	}
+	dir := string(buf[:n])
+	var st2 unix.Stat_t
+	pinned = unix.Stat(dir, &st2) == nil && st2.Dev == st.Dev && st2.Ino == st.Ino
+	return vfs.Location{Host: dir}, pinned, nil
 }
 
 // hostDirfdErr is the error path_init gives a relative path from dirfd,

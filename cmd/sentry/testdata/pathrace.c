@@ -6,12 +6,16 @@
 // kernel follow the link again after looking at S itself made some, when
 // S had become DIR's directory meanwhile, in the sandbox's store (the
 // directory's backing), where neither name shows them.
-// Prints "mismatches N" (the directories made go to stderr); usage:
-// pathrace DIR HOSTDIR.
+// HOW says how the mkdir reaches S: "link" (the default) as above,
+// "dirfd" as mkdirat(S, "xI"), "fchdir" as fchdir(S) then mkdir("xI"),
+// "chdir" as chdir("/proc/self/fd/S") then mkdir("xI") (a kernel that
+// looks at S again, after the sentry looked, resolves in the store too). Prints "mismatches N" (the directories made go to
+// stderr); usage: pathrace DIR HOSTDIR [HOW].
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,9 +32,10 @@ static void *mover(void *arg) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: pathrace DIR HOSTDIR\n");
+		fprintf(stderr, "usage: pathrace DIR HOSTDIR [link|dirfd|fchdir|chdir]\n");
 		return 2;
 	}
+	const char *how = argc > 3 ? argv[3] : "link";
 	char sub[2048];
 	snprintf(sub, sizeof sub, "%s/pathrace", argv[1]);
 	mkdir(sub, 0755);
@@ -46,8 +51,27 @@ int main(int argc, char **argv) {
 	for (int i = 0; i < ROUNDS; i++) {
 		char p[256], hp[4096], dp[4096];
 		struct stat st;
-		snprintf(p, sizeof p, "/proc/self/fd/%d/x%d", S, i);
-		if (mkdir(p, 0755) != 0)
+		int r;
+		if (strcmp(how, "dirfd") == 0) {
+			snprintf(p, sizeof p, "x%d", i);
+			r = mkdirat(S, p, 0755);
+		} else if (strcmp(how, "fchdir") == 0 || strcmp(how, "chdir") == 0) {
+			char link[64];
+			snprintf(link, sizeof link, "/proc/self/fd/%d", S);
+			snprintf(p, sizeof p, "x%d", i);
+			if (chdir("/") != 0)
+				r = -1;
+			else if (how[0] == 'f')
+				r = fchdir(S);
+			else
+				r = chdir(link);
+			if (r == 0)
+				r = mkdir(p, 0755);
+		} else {
+			snprintf(p, sizeof p, "/proc/self/fd/%d/x%d", S, i);
+			r = mkdir(p, 0755);
+		}
+		if (r != 0)
 			continue;
 		made++;
 		snprintf(hp, sizeof hp, "%s/x%d", argv[2], i);
