@@ -330,16 +330,11 @@ func pinDirfd(c *sentry.Call, dirfd int32) (start vfs.Location, pinned bool, err
 // racing thread put it there), anything else a host directory named by
 // its own path, pinned when that path leads back to it (see pinDirfd).
 func pinLink(c *sentry.Call, link string, fd int32) (start vfs.Location, pinned bool, err error) {
-	pfd, err := unix.Open(link, unix.O_PATH|unix.O_CLOEXEC, 0)
+	pl, err := vfs.PinLink(link)
 	if err != nil {
 		return start, false, err
 	}
-	defer unix.Close(pfd)
-	var st unix.Stat_t
-	if err := unix.Fstat(pfd, &st); err != nil {
-		return start, false, err
-	}
-	if c.Kernel().VFS.StoreDev(st.Dev) {
+	if c.Kernel().VFS.StoreDev(pl.Dev()) {
 		// A placeholder put there since the table was looked at, maybe
 		// not in the table yet (a stopped dup2 before its exit): the
 		// virtual directory whose placeholder is that directory.
@@ -350,7 +345,7 @@ func pinLink(c *sentry.Call, link string, fd int32) (start vfs.Location, pinned 
 		if f == nil {
 			f = c.FDTable().Find(func(d *vfs.FileDescription) bool {
 				var ds unix.Stat_t
-				return d.HostFD >= 0 && d.Dentry != nil && unix.Fstat(d.HostFD, &ds) == nil && ds.Dev == st.Dev && ds.Ino == st.Ino
+				return d.HostFD >= 0 && d.Dentry != nil && unix.Fstat(d.HostFD, &ds) == nil && ds.Dev == pl.Dev() && ds.Ino == pl.Stat.Ino
 			})
 		}
 		if f == nil {
@@ -359,18 +354,10 @@ func pinLink(c *sentry.Call, link string, fd int32) (start vfs.Location, pinned 
 		defer f.DecRef()
 		return vfs.Location{Mount: f.Mount, Dentry: f.Dentry}, false, nil
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if pl.Stat.Mode&unix.S_IFMT != unix.S_IFDIR || pl.Path == "" {
 		return start, false, unix.ENOTDIR
 	}
-	var buf [unix.PathMax]byte
-	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(pfd), buf[:])
-	if err != nil || n == 0 || buf[0] != '/' {
-		return start, false, unix.ENOTDIR
-	}
-	dir := string(buf[:n])
-	var st2 unix.Stat_t
-	pinned = unix.Stat(dir, &st2) == nil && st2.Dev == st.Dev && st2.Ino == st.Ino
-	return vfs.Location{Host: dir}, pinned, nil
+	return vfs.Location{Host: pl.Path}, pl.PathLeadsBack, nil
 }
 
 // hostDirfdErr is the error path_init gives a relative path from dirfd,

@@ -237,6 +237,40 @@ func statxPath(p string, flags int, stx *unix.Statx_t) error {
 	return nil
 }
 
+// PinnedLink is what a magic link led to when PinLink took it: the file's
+// identity and its own path (Path, empty when the kernel names it by no
+// absolute path; PathLeadsBack when that path names the same file now),
+// both read from one O_PATH open of it. Read from the link twice (a stat,
+// then a readlink), a racing dup2 in between could make them two files.
+type PinnedLink struct {
+	Stat          unix.Statx_t
+	Path          string
+	PathLeadsBack bool
+}
+
+// PinLink takes the file magic link link leads to now (the host's errors
+// as the walk returns them; ENOENT: not open).
+func PinLink(link string) (PinnedLink, error) {
+	var pl PinnedLink
+	fd, err := unix.Open(link, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return pl, hostErrno(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, statxMask, &pl.Stat); err != nil {
+		return pl, hostErrno(err)
+	}
+	if t, err := readlinkPath("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && len(t) > 0 && t[0] == '/' {
+		pl.Path = t
+		var s2 unix.Statx_t
+		pl.PathLeadsBack = statxPath(t, unix.AT_SYMLINK_NOFOLLOW, &s2) == nil && sameFile(&s2, &pl.Stat)
+	}
+	return pl, nil
+}
+
+// Dev is the pinned file's device.
+func (pl *PinnedLink) Dev() uint64 { return unix.Mkdev(pl.Stat.Dev_major, pl.Stat.Dev_minor) }
+
 func readlinkPath(p string) (string, error) {
 	var buf [unix.PathMax]byte
 	n, err := unix.Readlink(p, buf[:])

@@ -357,26 +357,20 @@ func (ws *walker) mayReadLink(tid int32, np string) error {
 func (ws *walker) kernelJump(np string) error {
 	h := &ws.h
 	ws.w.Jumped = true
-	// The target is pinned by one open of it, the sentry's, from which
-	// both its identity and its path are read. Read from the link twice
-	// (a stat, then a readlink), a racing dup2 in between made them two
-	// files: the path did not lead back to the file, the walk left the
-	// host to follow the link again, and by then it could lead into the
-	// store (pathrace: 1 mkdir of about 100,000 made in the store).
-	fd, err := unix.Open(np, unix.O_PATH|unix.O_CLOEXEC, 0)
+	// The target is pinned (PinLink): read from the link twice, a racing
+	// dup2 in between made the path lead to another file, the walk left
+	// the host to follow the link again, and by then it could lead into
+	// the store (pathrace: 1 mkdir of about 100,000 made in the store).
+	pl, err := PinLink(np)
 	if err != nil {
-		return hostErrno(err)
+		return err
 	}
-	defer unix.Close(fd)
-	var stx unix.Statx_t
-	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, statxMask, &stx); err != nil {
-		return hostErrno(err)
-	}
+	stx := &pl.Stat
 	if ws.resolve&ResolveNoXdev != 0 && h.mntKnown && stx.Mnt_id != h.mnt {
 		return unix.EXDEV
 	}
 	ws.hostErr = false
-	if ws.v.StoreDev(unix.Mkdev(stx.Dev_major, stx.Dev_minor)) {
+	if ws.v.StoreDev(pl.Dev()) {
 		// A link of a process the sentry does not trace to a sentry
 		// file (a guest passed it one): the kernel would open its
 		// placeholder anew, a file of the sandbox's store the sentry
@@ -386,16 +380,13 @@ func (ws *walker) kernelJump(np string) error {
 		return unix.EOPNOTSUPP
 	}
 	name, fixed := np, len(np)
-	if t, err := readlinkPath("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && len(t) > 0 && t[0] == '/' {
-		var s2 unix.Statx_t
-		if statxPath(t, unix.AT_SYMLINK_NOFOLLOW, &s2) == nil && sameFile(&s2, &stx) {
-			name, fixed = t, 1
-		}
+	if pl.PathLeadsBack {
+		name, fixed = pl.Path, 1
 	}
 	ws.cur = Location{Host: name}
 	ws.w.LinkNamed = fixed != 1
 	ws.h = hostState{fixed: fixed, procRoot: -2}
-	ws.setKnown(&stx)
+	ws.setKnown(stx)
 	ws.slow = false
 	ws.name, ws.parent = "", nil
 	return nil
