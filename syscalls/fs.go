@@ -21,38 +21,30 @@ func Chdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	if r.host && r.JumpedAt != "" && racedDirfd(c) {
-		// The path ends on a magic link (chdir("/proc/self/fd/N")),
-		// which the host would follow again: see Fchdir.
-		fd, ok := ownFDLink(c, r.JumpedAt)
-		if !ok {
-			fd = -1
-		}
-		return chdirPinned(c, args, r.JumpedAt, fd, unix.SYS_CHDIR)
-	}
 	if r.host {
-		return sentry.Observe(c, unix.SYS_CHDIR, args, chdirExit{}, false)
+		// Passed with the path the sentry resolved, when it redirected
+		// it (a walk through its mount back to the host, a pinned
+		// jump: Observe would hand the host the guest's own path).
+		c.ThenAtExit(chdirExit{})
+		return sentry.Pass()
 	}
 	return chdirTo(c, r.Mount, r.Dentry)
 }
 
-// chdirPinned serves chdir or fchdir (sysno) of the directory magic link
-// link leads to (descriptor fd's, or -1) when another thread may put a
-// placeholder at the number meanwhile (racedDirfd): the kernel's own
-// chdir would look again, and a placeholder there made the guest's
-// working directory a directory of the store, where its relative paths
-// then led (fchdir against a thread moving the number between a host
-// directory and a tmpfs one: some in 3,000 made in the store). The
+// fchdirPinned serves fchdir(fd), a descriptor the table does not hold,
+// when another thread may put a placeholder at the number meanwhile
+// (racedDirfd): the kernel's own fchdir would look again, and a
+// placeholder there made the guest's working directory a directory of the
+// store, where its relative paths then led (against a thread moving the
+// number between a host directory and a tmpfs one: 195 to 298 of 3,000
+// made in the store; chdir of /proc/self/fd/N, 358 to 423: pinEnd). The
 // directory is taken once (pinLink): a virtual one is the sentry's to
-// enter; a host one is entered by its own path (chdir of it, with the
-// same checks for a guest that may enter the store: it overrides
-// search permission). A host directory without such a path is left to
-// the guest's call, as before.
-func chdirPinned(c *sentry.Call, args *platform.SyscallArgs, link string, fd int32, sysno uintptr) sentry.Result {
-	loc, pinned, err := pinLink(c, link, fd)
+// enter; a host one is entered by chdir of its own path (the same checks
+// for a guest that may enter the store: it overrides search permission).
+// A host directory without such a path is left to the guest's call.
+func fchdirPinned(c *sentry.Call, args *platform.SyscallArgs, fd int32) sentry.Result {
+	loc, pinned, err := pinDirfd(c, fd)
 	switch {
-	case err == unix.ENOENT && sysno == unix.SYS_FCHDIR:
-		return sentry.Err(unix.EBADF)
 	case err != nil:
 		return sentry.ErrOf(err)
 	case !loc.IsHost():
@@ -64,18 +56,14 @@ func chdirPinned(c *sentry.Call, args *platform.SyscallArgs, link string, fd int
 		}
 		return sentry.RewriteTo(c, unix.SYS_CHDIR, platform.SyscallArgs{addr}, chdirExit{})
 	}
-	return sentry.Observe(c, sysno, args, chdirExit{}, false)
+	return sentry.Observe(c, unix.SYS_FCHDIR, args, chdirExit{}, false)
 }
 
 // Fchdir is fchdir(fd); see Chdir.
 func Fchdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	f := c.FDTable().Get(int32(args[0]))
 	if f == nil && racedDirfd(c) {
-		fd := int32(args[0])
-		if fd < 0 {
-			return sentry.Err(unix.EBADF)
-		}
-		return chdirPinned(c, args, "/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)), fd, unix.SYS_FCHDIR)
+		return fchdirPinned(c, args, int32(args[0]))
 	}
 	if f == nil {
 		if onSentryStore(c, int32(args[0])) {

@@ -128,7 +128,20 @@ func resolveAtScoped(c *sentry.Call, dirfd int32, addr uintptr, follow, emptyOK 
 	// out of it, a working directory in it, a virtual descriptor in
 	// /proc), the host gets the path the sentry resolved.
 	r.host = w.IsHost()
-	if r.host && (w.Entered || pinJump(c, w) || startPinned && pinnable(c, w.Host)) {
+	endPinned := false
+	if r.host && w.JumpedAt != "" && racedDirfd(c) {
+		loc, pinned, err := pinEnd(c, w.JumpedAt)
+		switch {
+		case err != nil:
+			return r, err
+		case !loc.IsHost():
+			r.Walk.Location, r.host = loc, false
+			return r, nil
+		case pinned:
+			w.Host, r.Walk.Host, endPinned = loc.Host, loc.Host, true
+		}
+	}
+	if r.host && (w.Entered || pinJump(c, w) || (startPinned || endPinned) && pinnable(c, w.Host)) {
 		host := w.Host
 		if w.TrailingSlash && host != "/" {
 			host += "/"
@@ -325,39 +338,71 @@ func pinDirfd(c *sentry.Call, dirfd int32) (start vfs.Location, pinned bool, err
 }
 
 // pinLink takes the directory magic link link of c's task leads to now
-// (descriptor fd's link, or -1) by an O_PATH open of it: a placeholder
-// there is the table's virtual directory (the table is asked again: a
-// racing thread put it there), anything else a host directory named by
-// its own path, pinned when that path leads back to it (see pinDirfd).
+// (descriptor fd's link, or -1): a placeholder there is the table's
+// virtual directory, anything else a host directory named by its own
+// path, pinned when that path leads back to it (see pinDirfd).
 func pinLink(c *sentry.Call, link string, fd int32) (start vfs.Location, pinned bool, err error) {
-	pl, err := vfs.PinLink(link)
-	if err != nil {
+	start, pl, err := pinTarget(c, link, fd)
+	switch {
+	case err != nil || !start.IsHost():
 		return start, false, err
-	}
-	if c.Kernel().VFS.StoreDev(pl.Dev()) {
-		// A placeholder put there since the table was looked at, maybe
-		// not in the table yet (a stopped dup2 before its exit): the
-		// virtual directory whose placeholder is that directory.
-		var f *vfs.FileDescription
-		if fd >= 0 {
-			f = c.FDTable().Get(fd)
-		}
-		if f == nil {
-			f = c.FDTable().Find(func(d *vfs.FileDescription) bool {
-				var ds unix.Stat_t
-				return d.HostFD >= 0 && d.Dentry != nil && unix.Fstat(d.HostFD, &ds) == nil && ds.Dev == pl.Dev() && ds.Ino == pl.Stat.Ino
-			})
-		}
-		if f == nil {
-			return start, false, errUnserved
-		}
-		defer f.DecRef()
-		return vfs.Location{Mount: f.Mount, Dentry: f.Dentry}, false, nil
-	}
-	if pl.Stat.Mode&unix.S_IFMT != unix.S_IFDIR || pl.Path == "" {
+	case pl.Stat.Mode&unix.S_IFMT != unix.S_IFDIR || pl.Path == "":
 		return start, false, unix.ENOTDIR
 	}
 	return vfs.Location{Host: pl.Path}, pl.PathLeadsBack, nil
+}
+
+// pinEnd is where a path that ends on magic link link leads (chdir,
+// chroot or an opendir of "/proc/self/fd/N", followed), when another
+// thread may change the number meanwhile (racedDirfd): the host, given
+// the guest's path, would follow the link again, and a directory's
+// placeholder put there by then made the call act in the store (chdir:
+// the working directory; see fchdirPinned). A directory is taken once
+// (pinTarget) and given to the host by its own path (pinned), or is the
+// table's virtual directory; a placeholder of a file is the table's
+// virtual file. A host file that is no directory is left to the guest's
+// path (an open or exec of it checks what it got), and so is a directory
+// whose own path does not lead back to it.
+func pinEnd(c *sentry.Call, link string) (loc vfs.Location, pinned bool, err error) {
+	fd, own := ownFDLink(c, link)
+	if !own {
+		fd = -1
+	}
+	loc, pl, err := pinTarget(c, link, fd)
+	switch {
+	case err != nil || !loc.IsHost():
+		return loc, false, err
+	case pl.Stat.Mode&unix.S_IFMT == unix.S_IFDIR && pl.PathLeadsBack:
+		return vfs.Location{Host: pl.Path}, true, nil
+	}
+	return loc, false, nil
+}
+
+// pinTarget takes the file magic link link of c's task leads to now
+// (vfs.PinLink; descriptor fd's link, or -1). A placeholder there is the
+// table's virtual file (loc), found by its backing when the table does
+// not have it at fd yet (a stopped dup2 before its exit); else loc is the
+// host's (empty) and pl tells what the file is.
+func pinTarget(c *sentry.Call, link string, fd int32) (loc vfs.Location, pl vfs.PinnedLink, err error) {
+	pl, err = vfs.PinLink(link)
+	if err != nil || !c.Kernel().VFS.StoreDev(pl.Dev()) {
+		return loc, pl, err
+	}
+	var f *vfs.FileDescription
+	if fd >= 0 {
+		f = c.FDTable().Get(fd)
+	}
+	if f == nil {
+		f = c.FDTable().Find(func(d *vfs.FileDescription) bool {
+			var ds unix.Stat_t
+			return d.HostFD >= 0 && d.Dentry != nil && unix.Fstat(d.HostFD, &ds) == nil && ds.Dev == pl.Dev() && ds.Ino == pl.Stat.Ino
+		})
+	}
+	if f == nil {
+		return loc, pl, errUnserved
+	}
+	defer f.DecRef()
+	return vfs.Location{Mount: f.Mount, Dentry: f.Dentry}, pl, nil
 }
 
 // hostDirfdErr is the error path_init gives a relative path from dirfd,

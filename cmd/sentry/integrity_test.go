@@ -99,10 +99,10 @@ func TestReopenRaceKeepsTheStore(t *testing.T) {
 // racing thread moves between a host directory and a tmpfs one lands in
 // one of the two, never in the sandbox's store (syscalls' pinJump). So
 // does mkdirat relative to that number (pinDirfd: 73 to 142 of 3,000 in
-// the store before) and mkdir after fchdir to it or chdir to its link
-// (chdirPinned: 195 to 423). The host's root runs too: its stopped calls' walk (the
-// tracer's, in the host's mount namespace) is checked against its own
-// namespace.
+// the store before) and mkdir after fchdir to it (fchdirPinned: 195 to
+// 298) or chdir to its link (pinEnd: 358 to 423). The host's root runs
+// too: its stopped calls' walk (the tracer's, in the host's mount
+// namespace) is checked against its own namespace.
 func TestPathRaceKeepsTheStore(t *testing.T) {
 	for _, m := range rootModes {
 		for _, how := range []string{"link", "dirfd", "fchdir", "chdir"} {

@@ -139,13 +139,16 @@ mkdir sub; ./sub 2>/dev/null; echo "rc=$?"`)
 
 // TestPathsBackToHost: paths that go through the tmpfs and end on the
 // host (a symlink to a host file, ".." out of the mount, relative paths
-// from a working directory in the tmpfs) reach the host's files.
+// from a working directory in the tmpfs) reach the host's files; so does
+// chdir through a tmpfs symlink to a host directory (the host was given
+// the guest's own path, which led to the cover: ENOENT).
 func TestPathsBackToHost(t *testing.T) {
 	sameOnBothTmpfs(t, `set -e
 cd "$1" && ln -s /etc/passwd pw && ln -s /usr/bin ub && mkdir -p w/x && cd w/x
 cmp ../../pw /etc/passwd && echo same
 test -d ../../ub/ && echo dir
 ls -d ../../ub/sh
+(cd "$1/ub" && ls -d sh && pwd -P)
 head -1 "$1/pw"`)
 }
 
