@@ -2,7 +2,6 @@ package syscalls
 
 import (
 	"encoding/binary"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -215,5 +214,5 @@ func onSentryStore(c *sentry.Call, fd int32) bool {
 	if fd < 0 {
 		return false
 	}
-	return c.Kernel().VFS.OnStore(unix.AT_FDCWD, "/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)))
+	return c.Kernel().VFS.OnStore(unix.AT_FDCWD, fdLink(c, fd))
 }

@@ -290,7 +290,7 @@ func hostFDPath(c *sentry.Call, fd int32) (string, bool) {
 		return "", false
 	}
 	var buf [unix.PathMax]byte
-	n, err := unix.Readlink("/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)), buf[:])
+	n, err := unix.Readlink(fdLink(c, fd), buf[:])
 	if err != nil || n == 0 || buf[0] != '/' {
 		return "", false
 	}
@@ -329,7 +329,7 @@ func pinDirfd(c *sentry.Call, dirfd int32) (start vfs.Location, pinned bool, err
 	if dirfd < 0 {
 		return start, false, unix.EBADF
 	}
-	start, pinned, err = pinLink(c, "/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(dirfd)), dirfd)
+	start, pinned, err = pinLink(c, fdLink(c, dirfd), dirfd)
 	if err == unix.ENOENT {
 		// Not open.
 		err = unix.EBADF
@@ -405,12 +405,17 @@ func pinTarget(c *sentry.Call, link string, fd int32) (loc vfs.Location, pl vfs.
 	return vfs.Location{Mount: f.Mount, Dentry: f.Dentry}, pl, nil
 }
 
+// fdLink is the magic link of c's task's descriptor fd (proc_fd_link).
+func fdLink(c *sentry.Call, fd int32) string {
+	return "/proc/" + strconv.Itoa(int(c.TID)) + "/fd/" + strconv.Itoa(int(fd))
+}
+
 // hostDirfdErr is the error path_init gives a relative path from dirfd,
 // one of the guest's descriptors that is no host directory with a path:
 // EBADF when there is no such descriptor, else ENOTDIR.
 func hostDirfdErr(c *sentry.Call, fd int32) error {
 	var st unix.Stat_t
-	if fd < 0 || unix.Lstat("/proc/"+strconv.Itoa(int(c.TID))+"/fd/"+strconv.Itoa(int(fd)), &st) != nil {
+	if fd < 0 || unix.Lstat(fdLink(c, fd), &st) != nil {
 		return unix.EBADF
 	}
 	return unix.ENOTDIR
