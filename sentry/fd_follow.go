@@ -222,6 +222,10 @@ func procFD(tid, fd int32) string {
 	return "/proc/" + strconv.Itoa(int(tid)) + "/fd/" + strconv.Itoa(int(fd))
 }
 
+// FDLink is the sentry's path of the calling thread's descriptor fd
+// (its /proc/TID/fd/N magic link).
+func (c *Call) FDLink(fd int32) string { return procFD(c.TID, fd) }
+
 // guestFileID is vfs.HostFileID of thread tid's descriptor fd.
 func guestFileID(tid, fd int32) (dev, ino uint64, ok bool) {
 	return vfs.HostFileID(unix.AT_FDCWD, procFD(tid, fd))

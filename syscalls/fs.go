@@ -38,7 +38,7 @@ func Chdir(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 // store, where its relative paths then led (against a thread moving the
 // number between a host directory and a tmpfs one: 195 to 298 of 3,000
 // made in the store; chdir of /proc/self/fd/N, 358 to 423: pinEnd). The
-// directory is taken once (pinLink): a virtual one is the sentry's to
+// directory is taken once (pinDirfd): a virtual one is the sentry's to
 // enter; a host one is entered by chdir of its own path (the same checks
 // for a guest that may enter the store: it overrides search permission).
 // A host directory without such a path is left to the guest's call.

@@ -214,5 +214,5 @@ func onSentryStore(c *sentry.Call, fd int32) bool {
 	if fd < 0 {
 		return false
 	}
-	return c.Kernel().VFS.OnStore(unix.AT_FDCWD, fdLink(c, fd))
+	return c.Kernel().VFS.OnStore(unix.AT_FDCWD, c.FDLink(fd))
 }

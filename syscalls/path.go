@@ -290,7 +290,7 @@ func hostFDPath(c *sentry.Call, fd int32) (string, bool) {
 		return "", false
 	}
 	var buf [unix.PathMax]byte
-	n, err := unix.Readlink(fdLink(c, fd), buf[:])
+	n, err := unix.Readlink(c.FDLink(fd), buf[:])
 	if err != nil || n == 0 || buf[0] != '/' {
 		return "", false
 	}
@@ -329,22 +329,13 @@ func pinDirfd(c *sentry.Call, dirfd int32) (start vfs.Location, pinned bool, err
 	if dirfd < 0 {
 		return start, false, unix.EBADF
 	}
-	start, pinned, err = pinLink(c, fdLink(c, dirfd), dirfd)
-	if err == unix.ENOENT {
-		// Not open.
-		err = unix.EBADF
-	}
-	return start, pinned, err
-}
-
-// pinLink takes the directory magic link link of c's task leads to now
-// (descriptor fd's link, or -1): a placeholder there is the table's
-// virtual directory, anything else a host directory named by its own
-// path, pinned when that path leads back to it (see pinDirfd).
-func pinLink(c *sentry.Call, link string, fd int32) (start vfs.Location, pinned bool, err error) {
-	start, pl, err := pinTarget(c, link, fd)
+	start, pl, err := pinTarget(c, c.FDLink(dirfd), dirfd)
 	switch {
+	case err == unix.ENOENT:
+		// Not open.
+		return start, false, unix.EBADF
 	case err != nil || !start.IsHost():
+		// A placeholder there is the table's virtual directory.
 		return start, false, err
 	case pl.Stat.Mode&unix.S_IFMT != unix.S_IFDIR || pl.Path == "":
 		return start, false, unix.ENOTDIR
@@ -394,8 +385,11 @@ func pinTarget(c *sentry.Call, link string, fd int32) (loc vfs.Location, pl vfs.
 	}
 	if f == nil {
 		f = c.FDTable().Find(func(d *vfs.FileDescription) bool {
-			var ds unix.Stat_t
-			return d.HostFD >= 0 && d.Dentry != nil && unix.Fstat(d.HostFD, &ds) == nil && ds.Dev == pl.Dev() && ds.Ino == pl.Stat.Ino
+			if d.HostFD < 0 || d.Dentry == nil {
+				return false
+			}
+			dev, ino, ok := vfs.HostFileID(d.HostFD, "")
+			return ok && dev == pl.Dev() && ino == pl.Stat.Ino
 		})
 	}
 	if f == nil {
@@ -405,17 +399,12 @@ func pinTarget(c *sentry.Call, link string, fd int32) (loc vfs.Location, pl vfs.
 	return vfs.Location{Mount: f.Mount, Dentry: f.Dentry}, pl, nil
 }
 
-// fdLink is the magic link of c's task's descriptor fd (proc_fd_link).
-func fdLink(c *sentry.Call, fd int32) string {
-	return "/proc/" + strconv.Itoa(int(c.TID)) + "/fd/" + strconv.Itoa(int(fd))
-}
-
 // hostDirfdErr is the error path_init gives a relative path from dirfd,
 // one of the guest's descriptors that is no host directory with a path:
 // EBADF when there is no such descriptor, else ENOTDIR.
 func hostDirfdErr(c *sentry.Call, fd int32) error {
 	var st unix.Stat_t
-	if fd < 0 || unix.Lstat(fdLink(c, fd), &st) != nil {
+	if fd < 0 || unix.Lstat(c.FDLink(fd), &st) != nil {
 		return unix.EBADF
 	}
 	return unix.ENOTDIR

@@ -393,7 +393,7 @@ func Setns(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 		return sentry.Err(unix.EPERM)
 	case nstype == 0:
 		var buf [64]byte
-		n, err := unix.Readlink(fdLink(c, int32(args[0])), buf[:])
+		n, err := unix.Readlink(c.FDLink(int32(args[0])), buf[:])
 		if err == nil && bytes.HasPrefix(buf[:n], []byte("mnt:[")) {
 			return sentry.Err(unix.EPERM)
 		}

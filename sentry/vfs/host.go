@@ -257,13 +257,15 @@ func PinLink(link string) (PinnedLink, error) {
 		return pl, hostErrno(err)
 	}
 	defer unix.Close(fd)
-	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, statxMask, &pl.Stat); err != nil {
+	// Identities only, read without asking the file system
+	// (AT_STATX_DONT_SYNC, as HostFileID).
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_DONT_SYNC, statxMask, &pl.Stat); err != nil {
 		return pl, hostErrno(err)
 	}
 	if t, err := readlinkPath("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && len(t) > 0 && t[0] == '/' {
 		pl.Path = t
 		var s2 unix.Statx_t
-		pl.PathLeadsBack = statxPath(t, unix.AT_SYMLINK_NOFOLLOW, &s2) == nil && sameFile(&s2, &pl.Stat)
+		pl.PathLeadsBack = statxPath(t, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, &s2) == nil && sameFile(&s2, &pl.Stat)
 	}
 	return pl, nil
 }
