@@ -261,8 +261,9 @@ func (k *Kernel) ActAs(c *vfs.Credentials, fn func() error) error {
 // the fsuid after the euid (setresuid sets the fsuid too), and the
 // capabilities last: a change of euid or fsuid from 0 drops some from the
 // effective set and capset then sets exactly the guest's. The permitted
-// and inheritable sets stay the sentry's (its real and saved uids stay
-// too), so that it can take its euid and effective set back.
+// and inheritable sets stay the sentry's (SECBIT_KEEP_CAPS keeps them
+// when no uid of the thread is 0: launch/keepcaps_cgo.go), so that it
+// can take its euid and effective set back.
 func (ids *identities) enter(c *vfs.Credentials, euid uint32, caps vfs.CapSet, sameGroups bool) unix.Errno {
 	if !sameGroups {
 		if e := setgroups(c.Groups); e != 0 {
@@ -275,6 +276,16 @@ func (ids *identities) enter(c *vfs.Credentials, euid uint32, caps vfs.CapSet, s
 	if euid != ids.host.euid {
 		if e := seteuid(euid); e != 0 {
 			return e
+		}
+		if euid != c.UID {
+			// No uid of the thread is c.UID or 0 now (the sentry's real
+			// and saved uids are platform.SentryUID), and the euid's
+			// change emptied the effective set: setfsuid needs
+			// CAP_SETUID back, which the permitted set kept
+			// (SECBIT_KEEP_CAPS).
+			if e := capCall(unix.SYS_CAPSET, &ids.host.caps); e != 0 {
+				return e
+			}
 		}
 	}
 	if e := setfsid(unix.SYS_SETFSUID, c.UID); e != 0 {

@@ -74,7 +74,7 @@ const (
 	whyMountAt      = "checked: (dirfd, path) resolved by the sentry; a sentry file (a virtual dirfd included) errUnserved, a host one passed with the resolved path (policy_mount.go)"
 	whyMemory       = "harmless: the guest's own memory, no path, no descriptor"
 	whyMapping      = "harmless: acts on mappings; a sentry file's mapping is of its backing, so the host's answer is the file's"
-	whySignals      = "harmless: signals and their masks, no path, no descriptor"
+	whySignals      = "harmless: signals and their masks, no path, no descriptor; no guest may signal a sentry, whose real and saved uid the kernel checks (platform.SentryUID)"
 	whyPidfd        = "harmless: takes a pidfd; a placeholder is none, and the host answers EBADF as for a tmpfs file (pidfd_pid)"
 	whyTime         = "harmless: clocks, timers and sleeps, no path, no descriptor"
 	whyState        = "harmless: the guest's own ids, limits, scheduling or resource use, no path, no descriptor"
@@ -123,7 +123,7 @@ func Policies() []Policy {
 		unix.SYS_MKNOD, unix.SYS_MKNODAT, unix.SYS_STATFS, unix.SYS_FSTATFS)
 	served("served: the host allocates and checks, the sentry's table follows at the call's exit (fd.go, close.go)",
 		unix.SYS_DUP, unix.SYS_DUP2, unix.SYS_DUP3, unix.SYS_CLOSE_RANGE)
-	served("served: only F_DUPFD, F_DUPFD_CLOEXEC, F_GETFL, F_SETFL, F_NOTIFY and F_CREATED_QUERY are trapped (the filter compares the command as the kernel reads it, 32 bits); the dups run on the host and the table follows at their exit stop (fd.go; they stop on unotify too); F_SETFD, F_GETFD, locks, owners, leases, seals and F_DUPFD_QUERY run on the host untrapped, on the placeholder for a virtual fd (exec's sweep asks the kernel which placeholders survived); F_NOTIFY on a sentry directory is the host's on its placeholder, whose backing then mirrors the directory's changes (fs/tmpfs/dnotify.go)",
+	served("served: only F_DUPFD, F_DUPFD_CLOEXEC, F_GETFL, F_SETFL, F_NOTIFY, F_CREATED_QUERY, F_SETOWN and F_SETOWN_EX are trapped (the filter compares the command as the kernel reads it, 32 bits); the dups run on the host and the table follows at their exit stop (fd.go; they stop on unotify too); an owner that is a sentry, or a process group holding one, is EPERM (owner.go); F_SETFD, F_GETFD, locks, the other owner commands, leases, seals and F_DUPFD_QUERY run on the host untrapped, on the placeholder for a virtual fd (exec's sweep asks the kernel which placeholders survived); F_NOTIFY on a sentry directory is the host's on its placeholder, whose backing then mirrors the directory's changes (fs/tmpfs/dnotify.go)",
 		unix.SYS_FCNTL)
 	served("served: the inode-flag requests (FS_IOC_GETFLAGS, _SETFLAGS, _FSGETXATTR, _FSSETXATTR) are the sentry's (flags.go), an O_PATH one is EBADF, its other requests (FIOCLEX and FIONCLEX on the placeholder's descriptor flag too) act on the backing (ioctl.go); on a host fd, requests handing a driver a virtual fd (loop, reflink, dedupe, seccomp ADDFD, btrfs send) or a path (autofs) are checked (policy_fdargs.go)",
 		unix.SYS_IOCTL)

@@ -216,6 +216,74 @@ print("accepted", accepted, "received", received, "fifo", left)
 	}
 }
 
+// TestNoGuestSignalsASentry: a root guest tries every way it has to send
+// SIGKILL to another sandbox's sentry and to its own (testdata/sigreach.c:
+// kill, tkill, tgkill, both sigqueues, pidfd_send_signal by pidfd and by
+// /proc directory, prlimit, and as the owner of a socket's SIGIO, by
+// F_SETOWN, F_SETOWN_EX, FIOSETOWN and SIOCSPGRP, of the process, a thread
+// and the process group). Each is EPERM, and the other sandbox lives with
+// its file. Before the sentries took their own uid, kill alone killed the
+// other sentry and its tmpfs with it. What a guest reaches of its own must
+// still be reached: itself as an owner, its child, its process group (the
+// kernel skips the sentry in it); only the group as an owner is refused,
+// as it holds the sentry.
+func TestNoGuestSignalsASentry(t *testing.T) {
+	requireNamespaces(t)
+	probe := buildC(t, "sigreach")
+	dir, err := os.MkdirTemp("/var/tmp", "sentry-signals-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	ready, done := filepath.Join(dir, "ready"), filepath.Join(dir, "done")
+	holder := exec.Command(sentryBin, "run", "--", "sh", "-c",
+		`echo keep > /tmp/f && touch "$0" && while [ ! -e "$1" ]; do sleep 0.05; done; cat /tmp/f`, ready, done)
+	// A job of its own, as a shell starts one: in the probe's process
+	// group its guest would get the probe's signal to that group (a
+	// guest's signals reach other sandboxes' guests, as the README says;
+	// their sentries are what they must not reach).
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	hout, exited := startReady(t, holder, ready)
+	// Its own job too: it signals its process group, which holds its
+	// sentry (skipped) and, but for this, the test's own processes.
+	pc := exec.Command(sentryBin, "run", "--", probe, strconv.Itoa(holder.Process.Pid))
+	pc.Dir = "/"
+	pc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var so, se bytes.Buffer
+	pc.Stdout, pc.Stderr = &so, &se
+	pc.Run()
+	r := result{so.String(), se.String(), pc.ProcessState.ExitCode()}
+	os.WriteFile(done, nil, 0o644)
+	<-exited
+	if hout.String() != "keep\n" || holder.ProcessState.ExitCode() != 0 {
+		t.Errorf("the other sandbox: %q, exit %d; want its file and 0", hout.String(), holder.ProcessState.ExitCode())
+	}
+	if r.code != 0 {
+		t.Fatalf("the probe's sandbox: exit %d, want 0 (its own sentry lives)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	tries := 0
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		name, got, _ := strings.Cut(line, ": ")
+		want := "0"
+		switch {
+		case name == "child killed":
+			want = "1"
+		case strings.HasPrefix(name, "other ") || strings.HasPrefix(name, "own "):
+			want = "EPERM"
+			tries++
+		case strings.HasSuffix(name, " group") && name != "self kill group":
+			want = "EPERM"
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	if tries != 2*(7+8) {
+		t.Errorf("%d tries at the sentries, want %d:\n%s", tries, 2*(7+8), r.stdout)
+	}
+}
+
 // TestNothingLeftAfterSIGKILL: a guest makes a FIFO, a socket and a file
 // (and opens them) and the sentry is killed with SIGKILL: nothing of the
 // sandbox remains in the host's /tmp, /dev/shm or $TMPDIR (a private one

@@ -60,8 +60,8 @@ func CurrentHost() Host {
 	return Host{
 		RAMPages: TotalRAMPages(),
 		UsedDevs: HostDevices(),
-		RootUID:  uint32(os.Getuid()),
-		RootGID:  uint32(os.Getgid()),
+		RootUID:  uint32(os.Geteuid()),
+		RootGID:  uint32(os.Getegid()),
 		Ledger:   Ledger{Dir: DefaultLedgerDir},
 	}
 }

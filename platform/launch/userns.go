@@ -6,6 +6,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"sentry/platform"
 )
 
 // A guest that is root on the host holds every capability of the initial
@@ -35,6 +37,12 @@ import (
 // 2^32-1; 4294967295 is the invalid id).
 var identityMap = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
 
+// uidMap maps every uid to itself but platform.SentryUID, the sentries'
+// own (TakeSentryUID): a guest that could take it (setuid, as root of its
+// namespace may to any mapped id) could signal every sentry. A host file
+// owned by it shows as the overflow uid, as any unmapped owner does.
+var uidMap = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: platform.SentryUID}}
+
 // userNSAttr is the init stage's clone attributes: a user namespace of its
 // own when on, whose maps the sentry writes before the init stage runs
 // (setgroups stays allowed: the guest may change its groups as root does).
@@ -44,7 +52,7 @@ func userNSAttr(on bool) *syscall.SysProcAttr {
 	}
 	return &syscall.SysProcAttr{
 		Cloneflags:                 unix.CLONE_NEWUSER,
-		UidMappings:                identityMap,
+		UidMappings:                uidMap,
 		GidMappings:                identityMap,
 		GidMappingsEnableSetgroups: true,
 	}
@@ -102,4 +110,24 @@ func NativeMain() {
 		os.Exit(ExitSandbox)
 	}
 	execFailed(os.Args[1], syscall.Exec(os.Args[1], os.Args[1:], os.Environ()))
+}
+
+// TakeSentryUID gives the calling process, if it is root, platform.SentryUID
+// as its real and saved uid, on every thread (glibc's setresuid signals
+// each; none may block its signal yet: call it before the serving threads
+// start). Its effective uid stays 0, and with it every capability and the
+// owner of the files it makes; a thread that takes a guest's effective uid
+// to act for it keeps its permitted capabilities (SECBIT_KEEP_CAPS, set
+// before the runtime starts: keepcaps_cgo.go) and takes 0 back. Call it
+// once the init stage is forked: a child would inherit the uid, which the
+// guest must not (dash and bash drop their privileges when the real and
+// effective uids differ).
+func TakeSentryUID() error {
+	if unix.Geteuid() != 0 {
+		return nil
+	}
+	if err := syscall.Setresuid(platform.SentryUID, -1, platform.SentryUID); err != nil {
+		return fmt.Errorf("setresuid(%d, -1, %d): %w", platform.SentryUID, platform.SentryUID, err)
+	}
+	return nil
 }

@@ -63,13 +63,15 @@ func (m IDMap) Maps(id uint32) bool {
 }
 
 // MapsAll reports whether the map covers every id, 0 to 4294967294 (the
-// lines of a map never overlap).
+// lines of a map never overlap), or every one but 4294967294, the
+// sentries' own uid (platform.SentryUID), which the sandbox's namespace
+// leaves out (launch/userns.go) and which owns no file.
 func (m IDMap) MapsAll() bool {
 	var n uint64
 	for _, r := range m {
 		n += uint64(r.Count)
 	}
-	return n >= 1<<32-1
+	return n >= 1<<32-1 || n == 1<<32-2 && !m.Maps(1<<32-2)
 }
 
 // Credentials are the identity a task acts with on the file system: Linux's
