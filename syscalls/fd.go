@@ -154,10 +154,11 @@ func (d *dupExit) Exit(c *sentry.Call, ret int64) int64 {
 }
 
 // fcntlTrapped are the commands the filter traps (the table's TrapValues):
-// the ones Fcntl serves or follows on a virtual fd. Any other runs on the
+// the ones Fcntl serves or follows on a virtual fd, and F_SETSIG, which
+// it checks on every fd (owner.go). Any other runs on the
 // host, on the placeholder for a virtual fd, as Fcntl would let it.
 var fcntlTrapped = []uint32{unix.F_DUPFD, unix.F_DUPFD_CLOEXEC, unix.F_GETFL, unix.F_SETFL,
-	unix.F_NOTIFY, unix.F_CREATED_QUERY, unix.F_SETOWN, unix.F_SETOWN_EX}
+	unix.F_NOTIFY, unix.F_CREATED_QUERY, unix.F_SETSIG}
 
 // Fcntl is fcntl(fd, cmd, arg). Every command runs on the host; the table
 // follows the duplicating ones. FD_CLOEXEC is the placeholder's own, which
@@ -165,8 +166,8 @@ var fcntlTrapped = []uint32{unix.F_DUPFD, unix.F_DUPFD_CLOEXEC, unix.F_GETFL, un
 // (Kernel.Exec), so F_SETFD needs no following.
 func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	fd, cmd := int32(args[0]), int(uint32(args[1])) // cmd is an unsigned int: the upper half is not read
-	if (cmd == unix.F_SETOWN || cmd == unix.F_SETOWN_EX) && setOwnerRefused(c, cmd, args[2]) {
-		return refuseOwner(c, fd)
+	if cmd == unix.F_SETSIG && !sigioSafe(args[2]) {
+		return refuseSetsig(c, fd)
 	}
 	fdt := c.FDTable()
 	dupfd := cmd == unix.F_DUPFD || cmd == unix.F_DUPFD_CLOEXEC

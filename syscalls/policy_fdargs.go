@@ -69,17 +69,12 @@ const (
 //     deduplicated by the host;
 //   - SECCOMP_IOCTL_NOTIF_ADDFD, BTRFS_IOC_SEND: errUnserved (Linux takes
 //     any file there);
-//   - the autofs control device's path commands: their path is checked;
-//   - FIOSETOWN, SIOCSPGRP, on any fd: a sentry as the owner is EPERM
-//     (owner.go).
+//   - the autofs control device's path commands: their path is checked.
 //
 // Other requests that take descriptors check their type in the driver
 // (an eventfd, a bpf program, a socket, a dma-buf, a namespace), and the
 // driver refuses a placeholder with the errno it gives a tmpfs file.
 func CheckedIoctl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	if req := uint32(args[1]); (req == fioSetOwn || req == siocSPGRP) && sockOwnerRefused(c, args[2]) {
-		return refuseOwner(c, int32(args[0]))
-	}
 	if c.FDTable().Has(int32(args[0])) {
 		return Ioctl(c, args)
 	}

@@ -56,9 +56,9 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_DUP2, "dup2", Dup2, fd, fd)
 	add(unix.SYS_DUP3, "dup3", Dup3, fd, fd, oflag)
 	add(unix.SYS_FCNTL, "fcntl", Fcntl, fd, fcmd, hex)
-	// Only the commands Fcntl serves, follows or checks (the owner a
-	// sentry may not be: owner.go) are trapped: locks, the owner's
-	// reads and F_SETSIG, leases, seals, pipe sizes and the descriptor flags
+	// Only the commands Fcntl serves, follows or checks (F_SETSIG:
+	// owner.go) are trapped: locks, owners, leases, seals, pipe sizes
+	// and the descriptor flags
 	// (F_GETFD, F_SETFD: exec's sweep asks the kernel, Kernel.Exec) run
 	// on the host untrapped, on any descriptor.
 	t[unix.SYS_FCNTL].TrapArg = 1

@@ -38,7 +38,7 @@ import (
 var identityMap = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
 
 // uidMap maps every uid to itself but platform.SentryUID, the sentries'
-// own (TakeSentryUID): a guest that could take it (setuid, as root of its
+// own (KeepFromGuests): a guest that could take it (setuid, as root of its
 // namespace may to any mapped id) could signal every sentry. A host file
 // owned by it shows as the overflow uid, as any unmapped owner does.
 var uidMap = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: platform.SentryUID}}
@@ -110,24 +110,4 @@ func NativeMain() {
 		os.Exit(ExitSandbox)
 	}
 	execFailed(os.Args[1], syscall.Exec(os.Args[1], os.Args[1:], os.Environ()))
-}
-
-// TakeSentryUID gives the calling process, if it is root, platform.SentryUID
-// as its real and saved uid, on every thread (glibc's setresuid signals
-// each; none may block its signal yet: call it before the serving threads
-// start). Its effective uid stays 0, and with it every capability and the
-// owner of the files it makes; a thread that takes a guest's effective uid
-// to act for it keeps its permitted capabilities (SECBIT_KEEP_CAPS, set
-// before the runtime starts: keepcaps_cgo.go) and takes 0 back. Call it
-// once the init stage is forked: a child would inherit the uid, which the
-// guest must not (dash and bash drop their privileges when the real and
-// effective uids differ).
-func TakeSentryUID() error {
-	if unix.Geteuid() != 0 {
-		return nil
-	}
-	if err := syscall.Setresuid(platform.SentryUID, -1, platform.SentryUID); err != nil {
-		return fmt.Errorf("setresuid(%d, -1, %d): %w", platform.SentryUID, platform.SentryUID, err)
-	}
-	return nil
 }

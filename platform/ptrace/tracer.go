@@ -147,7 +147,7 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 	// Before the guest runs and before any thread blocks signals (the
 	// serving threads below, this one's TracerThread), and after the
 	// fork: the init stage keeps uid 0.
-	if err := launch.TakeSentryUID(); err != nil {
+	if err := launch.KeepFromGuests(); err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: %v: a root guest can signal the sentry\n", err)
 	}
 	// The tracer must already be serving its stops while the init stage

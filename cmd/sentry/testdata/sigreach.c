@@ -2,7 +2,10 @@
 // sandbox's sentry) and its own sentry (its parent), and prints one line
 // per try: "name: 0" or "name: ERRNO-NAME". With no PID it only makes the
 // tries that must work (its own processes and threads). SIGKILL is the
-// signal: a try that works kills its target.
+// signal where a call names one: a try that works kills its target. A
+// descriptor's owner may be anyone (Linux checks when it sends); what a
+// sentry gets that way is checked by the signal F_SETSIG names, and a
+// SIGIO is then sent to it for real ("sigio sent").
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -38,6 +41,45 @@ static int sock(void) {
 		exit(1);
 	}
 	return sv[0];
+}
+
+static volatile int sigios;
+static void onSIGIO(int s) { (void)s; sigios++; }
+
+// sigio makes pid the owner of a socket with signal sig and makes the
+// socket ready: the kernel sends sig to pid.
+static void sigio(const char *who, pid_t pid, int sig, const char *signame) {
+	char name[64];
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) {
+		perror("socketpair");
+		exit(1);
+	}
+	snprintf(name, sizeof name, "%s setsig %s", who, signame);
+	long r = fcntl(sv[0], F_SETSIG, sig);
+	report(name, r);
+	if (r < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	fcntl(sv[0], F_SETOWN, pid);
+	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_ASYNC);
+	snprintf(name, sizeof name, "%s sigio sent %s", who, signame);
+	report(name, write(sv[1], "x", 1) == 1 ? 0 : -1);
+	usleep(2000);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+// sigios_to tries every signal as pid's SIGIO, and has each one the
+// sandbox lets F_SETSIG name sent.
+static void sigios_to(const char *who, pid_t pid) {
+	char signame[8];
+	for (int sig = 0; sig <= 64; sig++) {
+		snprintf(signame, sizeof signame, "%d", sig);
+		sigio(who, pid, sig, signame);
+	}
 }
 
 static void owners(const char *who, pid_t pid, pid_t tid, pid_t pgid) {
@@ -115,6 +157,11 @@ int main(int argc, char **argv) {
 	// signal to its own child and to its own process group (which holds
 	// its sentry: the kernel skips the sentry, and the call succeeds).
 	owners("self", getpid(), gettid(), getpgrp());
+	signal(SIGIO, onSIGIO);
+	signal(SIGRTMIN, onSIGIO);
+	sigio("self", getpid(), 0, "0");
+	sigio("self", getpid(), SIGRTMIN, "34");
+	printf("self sigios received: %d\n", sigios);
 	signal(SIGUSR1, onUSR1);
 	report("self kill group", kill(0, SIGUSR1));
 	pid_t child = fork();
@@ -132,6 +179,8 @@ int main(int argc, char **argv) {
 	pid_t parent = getppid();
 	owners("other", other, lastThread(other), getpgid(other));
 	owners("own", parent, lastThread(parent), getpgid(parent));
+	sigios_to("other", other);
+	sigios_to("own", parent);
 	signals("other", other, lastThread(other));
 	signals("own", parent, lastThread(parent));
 	return 0;
