@@ -25,7 +25,7 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		child.setFDTable(newFDTable())
 		// Held open (vfs.HostDir): a path relative to it is checked
 		// where the kernel's cwd is, whatever is renamed later.
-		cwd := vfs.HostLocation(k.Opts.Cwd)
+		cwd := k.VFS.HostLocation(k.Opts.Cwd)
 		if w, err := k.VFS.WalkPath(&c, cwd, k.Opts.Cwd, true); err == nil && !w.IsHost() && w.Dentry != nil {
 			// Started at a mount point: in the sentry's tmpfs.
 			cwd = w.Location

@@ -129,7 +129,7 @@ func (chdirExit) Exit(c *sentry.Call, ret int64) int64 {
 			// Held open: the directory the kernel's cwd is, however
 			// it is renamed later (a path relative to it is checked
 			// there, not at a stale name).
-			c.FSContext().SetCwd(vfs.Location{Host: string(buf[:n]), Dir: vfs.OpenHostDir(link)})
+			c.FSContext().SetCwd(vfs.Location{Host: string(buf[:n]), Dir: c.Kernel().VFS.OpenHostDir(link)})
 		}
 	}
 	return ret

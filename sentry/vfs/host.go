@@ -25,21 +25,38 @@ type HostDir struct {
 
 // OpenHostDir opens path (following links) as a HostDir; nil when it
 // cannot be opened. The descriptor is closed when the HostDir is no
-// longer referenced.
-func OpenHostDir(path string) *HostDir {
+// longer referenced (a Location is copied by value, through every walk:
+// no count of its holders is kept). The garbage collector finds it
+// unreferenced only when it runs, which a guest that changes directory in
+// a loop and allocates little else would leave for long: 200,000 chdirs
+// held the sentry's whole RLIMIT_NOFILE (20,000 here), and its own opens
+// failed. So every hostDirsCollect open ones, a collection is asked for.
+func (v *VirtualFilesystem) OpenHostDir(path string) *HostDir {
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
 	d := &HostDir{fd: fd}
-	runtime.AddCleanup(d, func(fd int) { unix.Close(fd) }, fd)
+	n := v.hostDirs.Add(1)
+	runtime.AddCleanup(d, func(fd int) {
+		unix.Close(fd)
+		v.hostDirs.Add(-1)
+	}, fd)
+	if n%hostDirsCollect == 0 {
+		runtime.GC()
+	}
 	return d
 }
 
+// hostDirsCollect is how many HostDirs may be open before OpenHostDir has
+// the unreferenced ones collected (and then at every multiple, while
+// that many are referenced).
+const hostDirsCollect = 1024
+
 // HostLocation is the host directory path as a Location, held open when
 // it can be.
-func HostLocation(path string) Location {
-	return Location{Host: path, Dir: OpenHostDir(path)}
+func (v *VirtualFilesystem) HostLocation(path string) Location {
+	return Location{Host: path, Dir: v.OpenHostDir(path)}
 }
 
 // hostID identifies a directory on the host: the mount it is seen

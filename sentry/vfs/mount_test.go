@@ -54,7 +54,7 @@ func TestGuestMountWalk(t *testing.T) {
 		{mnt + "/sub/..", w.m, "..", true},
 		{mnt + "/sub/g", a, "g", false}, // hidden below the mount
 	} {
-		r, err := w.v.WalkPath(c, vfs.HostLocation("/"), tc.path, true)
+		r, err := w.v.WalkPath(c, w.v.HostLocation("/"), tc.path, true)
 		if err != nil {
 			t.Errorf("%s: %v", tc.path, err)
 			continue
@@ -67,13 +67,13 @@ func TestGuestMountWalk(t *testing.T) {
 			t.Errorf("%s: found the file the mount hides", tc.path)
 		}
 	}
-	r, _ := w.v.WalkPath(c, vfs.HostLocation("/"), mnt+"/sub/asub/inb", true)
+	r, _ := w.v.WalkPath(c, w.v.HostLocation("/"), mnt+"/sub/asub/inb", true)
 	if p := vfs.PathOf(r.Mount, r.Dentry); p != mnt+"/sub/asub/inb" {
 		t.Errorf("PathOf = %q", p)
 	}
 	// Stacked: a mount on a's root is crossed into from the same name.
 	s := guestMount(t, w.v, a, a.Root, 102)
-	if r, _ := w.v.WalkPath(c, vfs.HostLocation("/"), mnt+"/sub", true); r.Mount != s {
+	if r, _ := w.v.WalkPath(c, w.v.HostLocation("/"), mnt+"/sub", true); r.Mount != s {
 		t.Errorf("stacked: walk ends in mount %d", r.Mount.ID)
 	}
 	if _, err := w.v.Detach(a, false, func(*vfs.Mount) bool { return false }); err != unix.EBUSY {
@@ -92,7 +92,7 @@ func TestGuestMountWalk(t *testing.T) {
 	if err != nil || len(gone) != 2 || !a.Detached() || !b.Detached() {
 		t.Fatalf("lazy detach: %v %v", gone, err)
 	}
-	if r, _ := w.v.WalkPath(c, vfs.HostLocation("/"), mnt+"/sub/g", true); r.Mount != w.m || r.Dentry == nil {
+	if r, _ := w.v.WalkPath(c, w.v.HostLocation("/"), mnt+"/sub/g", true); r.Mount != w.m || r.Dentry == nil {
 		t.Errorf("after detach: mount %d, dentry %v", r.Mount.ID, r.Dentry)
 	}
 	// ".." of a detached mount's root stays there.

@@ -1,5 +1,7 @@
 package vfs
 
+import "sync/atomic"
+
 // VirtualFilesystem is the sentry's mount table: which guest paths its file
 // systems serve. Everything else is the host's.
 type VirtualFilesystem struct {
@@ -9,6 +11,8 @@ type VirtualFilesystem struct {
 	host *hostConfig
 	// guest are the mounts the guest made inside the sentry's (mount(2)).
 	guest guestTable
+	// hostDirs counts the HostDirs open (OpenHostDir).
+	hostDirs atomic.Int64
 }
 
 // New returns a VirtualFilesystem with mounts, finding where each mount
