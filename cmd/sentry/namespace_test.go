@@ -219,7 +219,11 @@ print("accepted", accepted, "received", received, "fifo", left)
 // TestNoGuestSignalsASentry: a root guest tries every way it has to send
 // SIGKILL to another sandbox's sentry and to its own (testdata/sigreach.c:
 // kill, tkill, tgkill, both sigqueues, pidfd_send_signal by pidfd and by
-// /proc directory, prlimit), each EPERM; it makes either sentry the owner
+// /proc directory, prlimit), and to starve it (setpriority, sched_setparam,
+// sched_setscheduler, sched_setattr, sched_setaffinity, ioprio_set, of its
+// process, a thread, its process group: refused by the kernel as the
+// sentry's permitted capabilities hold CAP_SYS_ADMIN, which the guest's
+// lack, cap_safe_nice), each EPERM; it makes either sentry the owner
 // of a socket's SIGIO (F_SETOWN, F_SETOWN_EX by process, thread and group,
 // FIOSETOWN, SIOCSPGRP: Linux allows these, and so does the sandbox), and
 // then F_SETSIG of a signal the sentry would act on is EPERM, while every
@@ -293,7 +297,7 @@ func TestNoGuestSignalsASentry(t *testing.T) {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
 	}
-	if want := 2 * (8 + 26); refused != want {
+	if want := 2 * (8 + 9 + 26); refused != want {
 		t.Errorf("%d tries refused at the sentries, want %d:\n%s", refused, want, r.stdout)
 	}
 }

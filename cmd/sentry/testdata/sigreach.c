@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,6 +137,38 @@ static void signals(const char *who, pid_t pid, pid_t tid) {
 	report(name, prlimit(pid, RLIMIT_NOFILE, &rl, NULL));
 }
 
+// starve tries the calls that would starve pid (and its thread tid, and
+// its process group pgid): the scheduling a root guest may change for a
+// process whose effective uid is 0 (set_one_prio_perm, check_same_owner)
+// if the target's permitted capabilities are a subset of its own
+// (cap_safe_nice). A sentry's hold CAP_SYS_ADMIN, which the guest's lack.
+static void starve(const char *who, pid_t pid, pid_t tid, pid_t pgid) {
+	char name[64];
+	snprintf(name, sizeof name, "%s setpriority", who);
+	report(name, setpriority(PRIO_PROCESS, pid, 19));
+	snprintf(name, sizeof name, "%s setpriority thread", who);
+	report(name, setpriority(PRIO_PROCESS, tid, 19));
+	snprintf(name, sizeof name, "%s setpriority group", who);
+	report(name, setpriority(PRIO_PGRP, pgid, 19));
+	struct sched_param sp = {0};
+	snprintf(name, sizeof name, "%s sched_setscheduler", who);
+	report(name, sched_setscheduler(tid, SCHED_IDLE, &sp));
+	snprintf(name, sizeof name, "%s sched_setparam", who);
+	report(name, sched_setparam(tid, &sp));
+	unsigned int attr[14] = {56, SCHED_IDLE}; // struct sched_attr: size, policy
+	snprintf(name, sizeof name, "%s sched_setattr", who);
+	report(name, syscall(SYS_sched_setattr, tid, attr, 0));
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	snprintf(name, sizeof name, "%s sched_setaffinity", who);
+	report(name, sched_setaffinity(tid, sizeof set, &set));
+	snprintf(name, sizeof name, "%s ioprio_set", who);
+	report(name, syscall(SYS_ioprio_set, 1, tid, 3 << 13)); // IOPRIO_WHO_PROCESS, IOPRIO_CLASS_IDLE
+	snprintf(name, sizeof name, "%s ioprio_set group", who);
+	report(name, syscall(SYS_ioprio_set, 2, pgid, 3 << 13));
+}
+
 // lastThread is a thread of pid other than its leader, if it has one.
 static pid_t lastThread(pid_t pid) {
 	char path[64];
@@ -157,6 +190,8 @@ int main(int argc, char **argv) {
 	// signal to its own child and to its own process group (which holds
 	// its sentry: the kernel skips the sentry, and the call succeeds).
 	owners("self", getpid(), gettid(), getpgrp());
+	report("self setpriority", setpriority(PRIO_PROCESS, 0, 1));
+	report("self setpriority thread", setpriority(PRIO_PROCESS, gettid(), 1));
 	signal(SIGIO, onSIGIO);
 	signal(SIGRTMIN, onSIGIO);
 	sigio("self", getpid(), 0, "0");
@@ -183,5 +218,7 @@ int main(int argc, char **argv) {
 	sigios_to("own", parent);
 	signals("other", other, lastThread(other));
 	signals("own", parent, lastThread(parent));
+	starve("other", other, lastThread(other), getpgid(other));
+	starve("own", parent, lastThread(parent), getpgid(parent));
 	return 0;
 }
