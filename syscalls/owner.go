@@ -1,6 +1,10 @@
 package syscalls
 
 import (
+	"os"
+	"strconv"
+	"strings"
+
 	"golang.org/x/sys/unix"
 
 	"sentry/sentry"
@@ -46,11 +50,19 @@ func sigioSafe(arg uintptr) bool {
 }
 
 // refuseSetsig is F_SETSIG's EPERM, or EBADF first, as the kernel checks
-// the descriptor before the signal.
+// the descriptor before the signal: a number not open, or an O_PATH
+// descriptor (check_fcntl_cmd).
 func refuseSetsig(c *sentry.Call, fd int32) sentry.Result {
-	var st unix.Stat_t
-	if unix.Lstat(c.FDLink(fd), &st) != nil {
+	info, err := os.ReadFile(strings.Replace(c.FDLink(fd), "/fd/", "/fdinfo/", 1))
+	if err != nil {
 		return sentry.Err(unix.EBADF)
+	}
+	for line := range strings.Lines(string(info)) {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			if fl, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64); err == nil && fl&unix.O_PATH != 0 {
+				return sentry.Err(unix.EBADF)
+			}
+		}
 	}
 	return sentry.Err(unix.EPERM)
 }
