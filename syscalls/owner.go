@@ -1,7 +1,6 @@
 package syscalls
 
 import (
-	"os"
 	"strconv"
 	"strings"
 
@@ -53,7 +52,7 @@ func sigioSafe(arg uintptr) bool {
 // the descriptor before the signal: a number not open, or an O_PATH
 // descriptor (check_fcntl_cmd).
 func refuseSetsig(c *sentry.Call, fd int32) sentry.Result {
-	info, err := os.ReadFile(strings.Replace(c.FDLink(fd), "/fd/", "/fdinfo/", 1))
+	info, err := fdInfo(c, fd)
 	if err != nil {
 		return sentry.Err(unix.EBADF)
 	}

@@ -601,7 +601,7 @@ func (p *pidfdGetfdExit) Exit(c *sentry.Call, ret int64) int64 {
 // pidfdPid is the process a guest's pidfd refers to (its fdinfo's Pid,
 // in the sentry's pid namespace), 0 if fd is no pidfd.
 func pidfdPid(c *sentry.Call, fd int32) int32 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(c.TID)) + "/fdinfo/" + strconv.Itoa(int(fd)))
+	data, err := fdInfo(c, fd)
 	if err != nil {
 		return 0
 	}
@@ -612,6 +612,12 @@ func pidfdPid(c *sentry.Call, fd int32) int32 {
 		}
 	}
 	return 0
+}
+
+// fdInfo reads the calling thread's /proc/TID/fdinfo/N for fd: the
+// kernel's own view of the descriptor (its flags, a pidfd's Pid).
+func fdInfo(c *sentry.Call, fd int32) ([]byte, error) {
+	return os.ReadFile("/proc/" + strconv.Itoa(int(c.TID)) + "/fdinfo/" + strconv.Itoa(int(fd)))
 }
 
 // LandlockAddRule is landlock_add_rule(ruleset_fd, rule_type, attr,

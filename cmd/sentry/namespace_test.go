@@ -63,6 +63,39 @@ func runIn(t *testing.T, dir string, argv ...string) result {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
+	return runCommand(t, cmd)
+}
+
+// runJob is runIn in a process group of its own, as a shell starts a
+// job: what argv signals with kill(0) stays out of the test's own
+// processes.
+func runJob(t *testing.T, dir string, argv ...string) result {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return runCommand(t, cmd)
+}
+
+// readableTempDir makes a directory under /var/tmp (the host's, outside
+// any sandbox's tmpfs) that every user may read, removed at the test's
+// end.
+func readableTempDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	return dir
+}
+
+// runCommand runs cmd and returns its output and exit code; a command
+// that cannot be run fails the test.
+func runCommand(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	argv := cmd.Args
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -156,12 +189,7 @@ grep -c sentry /proc/self/mountinfo`
 func TestSandboxesApart(t *testing.T) {
 	requireNamespaces(t)
 	probe := testdataCopy(t, "neighbour.py")
-	dir, err := os.MkdirTemp("/var/tmp", "sentry-apart-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
+	dir := readableTempDir(t, "sentry-apart-")
 	holder := `
 import os, socket, sys, time
 ready, done = sys.argv[1], sys.argv[2]
@@ -227,8 +255,9 @@ print("accepted", accepted, "received", received, "fifo", left)
 // of a socket's SIGIO (F_SETOWN, F_SETOWN_EX by process, thread and group,
 // FIOSETOWN, SIOCSPGRP: Linux allows these, and so does the sandbox), and
 // then F_SETSIG of a signal the sentry would act on is EPERM, while every
-// other (SIGIO, SIGURG, the real-time ones, ...) is sent to it for real. The other sandbox lives with its
-// file, and so does the probe's. Before the sentries took their own uid,
+// other (SIGIO, SIGURG, the real-time ones, ...) is sent to it for real.
+// The other sandbox lives with its file, and so does the probe's. Before
+// the sentries took their own uid,
 // kill alone killed the other sentry and its tmpfs with it. What a guest
 // reaches of its own must still be reached: itself as an owner (and the
 // SIGIOs it gets), its child, its process group (the kernel skips the
@@ -236,12 +265,7 @@ print("accepted", accepted, "received", received, "fifo", left)
 func TestNoGuestSignalsASentry(t *testing.T) {
 	requireNamespaces(t)
 	probe := buildC(t, "sigreach")
-	dir, err := os.MkdirTemp("/var/tmp", "sentry-signals-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
+	dir := readableTempDir(t, "sentry-signals-")
 	ready, done := filepath.Join(dir, "ready"), filepath.Join(dir, "done")
 	holder := exec.Command(sentryBin, "run", "--", "sh", "-c",
 		`echo keep > /tmp/f && touch "$0" && while [ ! -e "$1" ]; do sleep 0.05; done; cat /tmp/f`, ready, done)
@@ -253,13 +277,7 @@ func TestNoGuestSignalsASentry(t *testing.T) {
 	hout, exited := startReady(t, holder, ready)
 	// Its own job too: it signals its process group, which holds its
 	// sentry (skipped) and, but for this, the test's own processes.
-	pc := exec.Command(sentryBin, "run", "--", probe, strconv.Itoa(holder.Process.Pid))
-	pc.Dir = "/"
-	pc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var so, se bytes.Buffer
-	pc.Stdout, pc.Stderr = &so, &se
-	pc.Run()
-	r := result{so.String(), se.String(), pc.ProcessState.ExitCode()}
+	r := runJob(t, "/", sentryBin, "run", "--", probe, strconv.Itoa(holder.Process.Pid))
 	os.WriteFile(done, nil, 0o644)
 	<-exited
 	if hout.String() != "keep\n" || holder.ProcessState.ExitCode() != 0 {
@@ -302,14 +320,14 @@ func TestNoGuestSignalsASentry(t *testing.T) {
 	}
 }
 
+// TestNothingLeftAfterSIGKILL: a guest makes a FIFO, a socket and a file
+// (and opens them) and the sentry is killed with SIGKILL: nothing of the
+// sandbox remains in the host's /tmp, /dev/shm or $TMPDIR (a private one
+// here, so that any new entry there is the sandbox's; in the shared
+// directories, an entry naming the sentry's pid is).
 func TestNothingLeftAfterSIGKILL(t *testing.T) {
 	requireNamespaces(t)
-	dir, err := os.MkdirTemp("/var/tmp", "sentry-kill-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
+	dir := readableTempDir(t, "sentry-kill-")
 	os.Chmod(dir, 0o1777)
 	tmpdir := filepath.Join(dir, "tmpdir")
 	os.Mkdir(tmpdir, 0o1777)
