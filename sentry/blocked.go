@@ -11,7 +11,7 @@ import (
 )
 
 // blockedOp is an open that waits off the serving threads
-// (Call.OpenBlocking) until it completes or is cancelled, and the guest
+// (Call.OpenFIFO) until it completes or is cancelled, and the guest
 // call waiting for it, if any: a call interrupted by a signal leaves the
 // open behind, and the same task's next open of the same file with the
 // same flags (the call restarted, or issued again after EINTR) waits for
@@ -22,6 +22,19 @@ type blockedOp struct {
 	done      atomic.Bool
 	key       string
 
+	// fifo, flags and open are the FIFOOpen's; tid is the task's number
+	// it was added under. A parked open (parked: no thread of its own)
+	// holds fd, the reading end opened without blocking, while it waits
+	// for a writer; shared counts the polls a signal pending only for the
+	// process has stayed so (the poller's own).
+	fifo   string
+	flags  int
+	open   func(flags int) (int, error)
+	tid    int32
+	parked bool
+	fd     int
+	shared int
+
 	// mu guards the waiter: the notification the open's descriptor
 	// answers.
 	mu        sync.Mutex
@@ -29,6 +42,9 @@ type blockedOp struct {
 	waiter    uint64
 	cloexec   bool
 	abandoned time.Time
+	// ready says an abandoned open returned before its waiter came back:
+	// fd is its descriptor, which the restart takes (adopt).
+	ready bool
 }
 
 // maxAbandoned bounds the opens a sandbox leaves waiting after their
@@ -43,6 +59,19 @@ const maxAbandoned = 64
 type blockedOps struct {
 	mu     sync.Mutex
 	byTask map[int32]map[*blockedOp]struct{}
+
+	// threads counts the opens waiting on threads of their own (at most
+	// maxFIFOThreads); parked holds the others by FIFO, which one poller
+	// goroutine watches while polling says it runs; watched counts both,
+	// for the interval of the signal polls.
+	threads int
+	parked  map[string]map[*blockedOp]struct{}
+	polling bool
+	watched atomic.Int32
+
+	// tee is the pipe writerThere copies into, made on first use.
+	teeMu sync.Mutex
+	tee   [2]int
 }
 
 func (b *blockedOps) add(tid int32, op *blockedOp) {
@@ -67,23 +96,45 @@ func (b *blockedOps) remove(tid int32, op *blockedOp) {
 }
 
 // adopt makes notification id the waiter of task tid's abandoned open of
-// key, if there is one.
-func (b *blockedOps) adopt(tid int32, key string, id uint64, cloexec bool) *blockedOp {
+// key, if there is one; if that open has returned already, it is taken
+// off the task's opens and its descriptor is ready (else -1).
+func (b *blockedOps) adopt(tid int32, key string, id uint64, cloexec bool) (op *blockedOp, ready int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for op := range b.byTask[tid] {
-		if op.key != key || op.done.Load() || op.cancelled.Load() {
+		if op.key != key || op.cancelled.Load() {
 			continue
 		}
 		op.mu.Lock()
-		if !op.waiting {
+		if op.ready {
+			op.ready = false
+			op.mu.Unlock()
+			delete(b.byTask[tid], op)
+			if len(b.byTask[tid]) == 0 {
+				delete(b.byTask, tid)
+			}
+			return nil, op.fd
+		}
+		if !op.waiting && !op.done.Load() {
 			op.waiting, op.waiter, op.cloexec = true, id, cloexec
 			op.mu.Unlock()
-			return op
+			return op, -1
 		}
 		op.mu.Unlock()
 	}
-	return nil
+	return nil, -1
+}
+
+// takeReady is the descriptor of an abandoned open that returned before
+// its waiter came back, which nobody will take now (else -1).
+func (op *blockedOp) takeReady() int {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if !op.ready {
+		return -1
+	}
+	op.ready = false
+	return op.fd
 }
 
 // abandon records that op's waiter is gone and cancels the oldest
@@ -95,7 +146,7 @@ func (b *blockedOps) abandon(op *blockedOp) {
 	for _, set := range b.byTask {
 		for o := range set {
 			o.mu.Lock()
-			if !o.waiting && !o.done.Load() && !o.cancelled.Load() {
+			if !o.waiting && (!o.done.Load() || o.ready) && !o.cancelled.Load() {
 				n++
 				if oldest == nil || o.abandoned.Before(oldest.abandoned) {
 					oldest = o
@@ -106,7 +157,12 @@ func (b *blockedOps) abandon(op *blockedOp) {
 	}
 	b.mu.Unlock()
 	if n > maxAbandoned && oldest != nil && oldest.cancelled.CompareAndSwap(false, true) {
-		go oldest.unblock()
+		if fd := oldest.takeReady(); fd >= 0 {
+			unix.Close(fd)
+			b.remove(oldest.tid, oldest)
+		} else {
+			go oldest.unblock()
+		}
 	}
 }
 
@@ -123,7 +179,16 @@ func (b *blockedOps) cancel(tid int32, all bool) {
 	}
 	b.mu.Unlock()
 	for _, op := range ops {
-		if op.cancelled.CompareAndSwap(false, true) && op.cancel != nil {
+		if !op.cancelled.CompareAndSwap(false, true) {
+			continue
+		}
+		switch fd := op.takeReady(); {
+		case fd >= 0:
+			unix.Close(fd)
+			b.remove(op.tid, op)
+		case b.unpark(op):
+			b.drop(op)
+		case op.cancel != nil:
 			go op.unblock()
 		}
 	}
@@ -140,12 +205,21 @@ func (op *blockedOp) unblock() {
 }
 
 // finish answers the waiter with the open's result, or closes what
-// nobody waits for any more.
-func (op *blockedOp) finish(inj platform.Injector, fd int, err error) {
+// nobody waits for any more. It keeps the descriptor of an open whose
+// waiter was interrupted and has not come back yet (kept): the writer
+// that released it may have written and gone, and closing this end would
+// lose what it wrote, which the restarted open, on Linux, would have
+// waited for and read.
+func (op *blockedOp) finish(inj platform.Injector, fd int, err error) (kept bool) {
 	op.mu.Lock()
 	op.done.Store(true)
 	waiting, id, cloexec := op.waiting, op.waiter, op.cloexec
 	op.waiting = false
+	if !waiting && err == nil && !op.parked && !op.cancelled.Load() {
+		op.fd, op.ready = fd, true
+		op.mu.Unlock()
+		return true
+	}
 	op.mu.Unlock()
 	switch {
 	case !waiting || op.cancelled.Load():
@@ -163,15 +237,26 @@ func (op *blockedOp) finish(inj platform.Injector, fd int, err error) {
 		}
 		unix.Close(fd)
 	}
+	return false
 }
 
 // signalPoll is how often a waiting call looks for a signal that
-// interrupts it, and sharedPolls how many polls a signal pending only for
-// the process must stay so (no other thread took it) before it counts.
+// interrupts it while at most pollShare calls wait (each look reads the
+// thread's /proc status; with more, the interval grows with their number,
+// so that thousands of waiting guest threads cost the sentry no more than
+// pollShare of them), and sharedPolls how many polls a signal pending
+// only for the process must stay so (no other thread took it) before it
+// counts.
 const (
 	signalPoll  = 20 * time.Millisecond
+	pollShare   = 64
 	sharedPolls = 3
 )
+
+// interval is the time between two signal polls of one waiting call.
+func (b *blockedOps) interval() time.Duration {
+	return signalPoll * time.Duration(1+b.watched.Load()/pollShare)
+}
 
 // watch interrupts notification id's wait when thread tid gets a signal
 // Linux would interrupt the open with: the guest thread waits killably
@@ -180,10 +265,11 @@ const (
 // The answer is ERESTARTSYS, which the guest's kernel turns into EINTR or
 // a restart after the handler, by its SA_RESTART.
 func (op *blockedOp) watch(b *blockedOps, inj platform.Injector, tid int32, id uint64) {
-	tick := time.NewTicker(signalPoll)
-	defer tick.Stop()
+	b.watched.Add(1)
+	defer b.watched.Add(-1)
 	shared := 0
-	for range tick.C {
+	for {
+		time.Sleep(b.interval())
 		if op.done.Load() || op.cancelled.Load() {
 			return
 		}

@@ -1,8 +1,6 @@
 package sentry
 
 import (
-	"runtime"
-
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
@@ -22,7 +20,7 @@ import (
 //     into the guest's at the syscall-exit stop (stopping platform only);
 //   - responded (Responded): a notified call was answered while it was
 //     served (a descriptor installed by ADDFD), or will be answered later
-//     from another goroutine (OpenBlocking);
+//     from another goroutine (OpenFIFO);
 //   - install (Install): a stopped call becomes the install call
 //     (platform.SysInstallFD), whose notification installs the descriptor
 //     the handler made (InstallFile).
@@ -76,7 +74,7 @@ type Call struct {
 	traceServed bool
 
 	// waitsOff says the call waits off the serving threads
-	// (OpenBlocking), where a signal interrupts it with ERESTARTSYS as
+	// (OpenFIFO), where a signal interrupts it with ERESTARTSYS as
 	// the host would (so a signal stop must leave that to the guest's
 	// SA_RESTART: Interrupted).
 	waitsOff bool
@@ -377,45 +375,6 @@ func (c *Call) FailAfterClose(fd int32, errno unix.Errno) {
 		f.DecRef()
 	}
 	c.Reissue(unix.SYS_CLOSE_RANGE, platform.SyscallArgs{uintptr(fd), uintptr(fd), 0}, failAfterClose{ret: -int64(errno)})
-}
-
-// OpenBlocking answers a notified call with the host descriptor open
-// returns, where open may block until another guest process acts (a
-// FIFO's other end): it runs on a goroutine of its own, without the
-// task's lock and off the platform's serving threads, so that a guest
-// waiting in a FIFO's open holds up nothing else, however many do. The
-// call is answered when open returns; if the task or the sandbox goes
-// first, cancel must make open return (it opens the FIFO's other end).
-// A signal interrupts the wait as Linux's (blockedOp.watch); the open
-// left behind then serves the task's next call with the same key (the
-// file and flags). Only for notified calls.
-func (c *Call) OpenBlocking(key string, open func() (int, error), cancel func(), cloexec bool) Result {
-	inj := c.k.injector()
-	if !c.notified || inj == nil {
-		return Err(unix.ENOSYS)
-	}
-	// The number it was added under: the goroutines must not read t.TID,
-	// which an exec changes under t.mu (a data race on main).
-	tid, id, blocked := c.TID, c.notifID, &c.k.blocked
-	c.waitsOff = true
-	if op := blocked.adopt(tid, key, id, cloexec); op != nil {
-		go op.watch(blocked, inj, tid, id)
-		return Result{Result: platform.Result{Action: platform.Responded}, Served: true}
-	}
-	op := &blockedOp{cancel: cancel, key: key, waiting: true, waiter: id, cloexec: cloexec}
-	blocked.add(tid, op)
-	go func() {
-		// finish installs from this goroutine, whose thread must block
-		// signals (platform.Injector.InstallFD); it ends with the
-		// goroutine.
-		runtime.LockOSThread()
-		platform.BlockSignals()
-		fd, err := open()
-		op.finish(inj, fd, err)
-		blocked.remove(tid, op)
-	}()
-	go op.watch(blocked, inj, tid, id)
-	return Result{Result: platform.Result{Action: platform.Responded}, Served: true}
 }
 
 // errnoOf is err as an errno (EIO for anything else).

@@ -75,7 +75,7 @@ type Kernel struct {
 	inj atomic.Pointer[platform.Injector]
 
 	// blocked are the calls waiting off the serving threads for another
-	// guest process (Call.OpenBlocking).
+	// guest process (Call.OpenFIFO).
 	blocked blockedOps
 
 	mu    sync.Mutex

@@ -1,6 +1,9 @@
 package syscalls
 
 import (
+	"os"
+	"runtime"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -49,8 +52,13 @@ func asGuest(t *sentry.Task, umask bool, fn func() error) error {
 // openHost is an open whose path the sentry resolved back to the host:
 // the sentry opens the host file for the guest and installs it.
 func openHost(c *sentry.Call, host string, flags, mode uint32, resolve uint64) sentry.Result {
+	if flags&(unix.O_NONBLOCK|unix.O_PATH) == 0 && flags&unix.O_ACCMODE != unix.O_RDWR {
+		if r, ok := openHostFIFO(c, host, flags, resolve); ok {
+			return r
+		}
+	}
 	fd := -1
-	// A host FIFO or device may block the open.
+	// A host device may block the open.
 	c.Blocking()
 	err := asGuest(c.Task, true, func() error {
 		var err error
@@ -75,6 +83,62 @@ func openHost(c *sentry.Call, host string, flags, mode uint32, resolve uint64) s
 		return sentry.Err(unix.EOPNOTSUPP)
 	}
 	return installHostFD(c, fd, flags&unix.O_CLOEXEC != 0)
+}
+
+// openHostFIFO serves an open that may wait for a host FIFO's other end
+// as the sentry's own FIFOs are served (Call.OpenFIFO: off the serving
+// threads, which 64 such opens held before, hanging the sandbox). The
+// file is found first as the guest, by an O_PATH descriptor, which never
+// waits; the FIFO is then opened through that descriptor's /proc link,
+// as the guest (the link is the sentry's own, and the open checks the
+// inode as the guest's open would), so that what is opened is the file
+// the guest's path named, whatever is renamed meanwhile. ok is false when
+// the path does not name a FIFO (or cannot be found): the caller opens it
+// as any other host path.
+func openHostFIFO(c *sentry.Call, host string, flags uint32, resolve uint64) (sentry.Result, bool) {
+	if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL || flags&unix.O_DIRECTORY != 0 {
+		// EEXIST or ENOTDIR for a FIFO, without waiting.
+		return sentry.Result{}, false
+	}
+	pfd := -1
+	err := asGuest(c.Task, false, func() error {
+		var err error
+		how := unix.OpenHow{Flags: uint64(flags&unix.O_NOFOLLOW) | unix.O_PATH | unix.O_CLOEXEC, Resolve: resolve}
+		pfd, err = unix.Openat2(unix.AT_FDCWD, host, &how)
+		return err
+	})
+	if err != nil {
+		return sentry.Result{}, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(pfd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO || c.Kernel().VFS.OnStore(pfd, "") {
+		unix.Close(pfd)
+		return sentry.Result{}, false
+	}
+	// The O_PATH file lives as long as an open may use it: the garbage
+	// collector closes it once the open is done with.
+	file := os.NewFile(uintptr(pfd), host)
+	link := "/proc/self/fd/" + strconv.Itoa(pfd)
+	k, creds := c.Kernel(), c.Creds()
+	oflags := int(flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC|unix.O_NOFOLLOW)) | unix.O_NOCTTY | unix.O_CLOEXEC
+	open := func(fl int) (int, error) {
+		defer runtime.KeepAlive(file)
+		fd := -1
+		err := k.ActAs(creds, func() error {
+			var err error
+			fd, err = unix.Open(link, fl, 0)
+			return err
+		})
+		return fd, err
+	}
+	fifo := "host:" + strconv.FormatUint(st.Dev, 10) + ":" + strconv.FormatUint(st.Ino, 10)
+	return c.OpenFIFO(sentry.FIFOOpen{
+		FIFO:    fifo,
+		Key:     fifo + "\x00" + strconv.Itoa(oflags),
+		Flags:   oflags,
+		Open:    open,
+		Cloexec: flags&unix.O_CLOEXEC != 0,
+	}), true
 }
 
 // statHost serves the stat family for a path the sentry resolved back to

@@ -113,7 +113,7 @@ func openHostSpecial(c *sentry.Call, host sentry.HostSpecial, ino vfs.Inode, fla
 		// acquires it as Linux would.
 		oflags := int(flags) | unix.O_NOCTTY
 		open := func() (int, error) { return host.Open(oflags) }
-		if ino.Mode()&unix.S_IFMT == unix.S_IFIFO && flags&(unix.O_NONBLOCK|unix.O_ACCMODE) != unix.O_RDWR {
+		if ino.Mode()&unix.S_IFMT == unix.S_IFIFO {
 			// It may wait for the other end: off the serving threads
 			// and without the task's lock (a reader nobody writes to
 			// must not hold up the sandbox, nor outlive its guest:
@@ -127,7 +127,14 @@ func openHostSpecial(c *sentry.Call, host sentry.HostSpecial, ino vfs.Inode, fla
 					unix.Close(fd)
 				}
 			}
-			return c.OpenBlocking(host.GuestPath()+"\x00"+strconv.Itoa(oflags), open, cancel, flags&unix.O_CLOEXEC != 0)
+			return c.OpenFIFO(sentry.FIFOOpen{
+				FIFO:    host.GuestPath(),
+				Key:     host.GuestPath() + "\x00" + strconv.Itoa(oflags),
+				Flags:   oflags,
+				Open:    host.Open,
+				Cancel:  cancel,
+				Cloexec: flags&unix.O_CLOEXEC != 0,
+			})
 		}
 		// A device's open may block too (a terminal's carrier): that
 		// serving thread waits, others serve the rest of the guest.

@@ -190,24 +190,8 @@ func TestSignalsDoNotInterruptFileCalls(t *testing.T) {
 // exited by then is killed and the test fails (a hang is the bug).
 func sandboxedWithin(t *testing.T, d time.Duration, argv ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	full := append([]string{sentryBin, "run", "--"}, argv...)
-	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
-	cmd.Dir = "/"
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%v: still running after %v\n%s%s", argv, d, so.String(), se.String())
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{so.String(), se.String(), code}
+	r, _ := sandboxedThreads(t, d, argv...)
+	return r
 }
 
 // TestBlockedFIFOOpensHoldNothing: a guest blocked opening a FIFO nobody
@@ -446,4 +430,89 @@ func TestInterruptedFIFOOpensBounded(t *testing.T) {
 	if r.code != 0 || r.stdout != native.stdout {
 		t.Fatalf("sandbox: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestManyFIFOWaits: more guest processes wait in FIFO opens at once than
+// the sentry gives threads of their own (maxFIFOThreads, 128): readers and
+// writers of 400 FIFOs, then 200 of each on one FIFO, on the sandbox's
+// FIFOs and on host FIFOs reached through its tmpfs (/tmp/..). Every byte
+// arrives as natively, and the sentry's threads stay bounded. Before, on
+// unotify, each waiting open held a sentry thread (300 waiting opens: 315
+// threads; a guest's 10,200: thousands, and Go ends a program at 10,000),
+// and 64 waiting opens of a host FIFO held every serving thread: the
+// sandbox hung, past its guest's end.
+func TestManyFIFOWaits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("forks 400 guest processes three times")
+	}
+	probe := buildC(t, "fifomany")
+	shm, err := os.MkdirTemp("/dev/shm", "sentry-fifomany-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(shm)
+	const n, hold = "400", "1000"
+	native := runCmd(t, "", probe, shm, n, hold)
+	if native.code != 0 {
+		t.Fatalf("native: %+v", native)
+	}
+	host := readableTempDir(t, "sentry-fifomany-")
+	os.Chmod(host, 0o777)
+	for _, dir := range []string{"/tmp", "/tmp/.." + host} {
+		r, threads := sandboxedThreads(t, 180*time.Second, probe, dir, n, hold)
+		if r.code != 0 || r.stdout != native.stdout {
+			t.Errorf("%s: exit %d, stdout\n%s\nwant\n%s\nstderr: %s", dir, r.code, r.stdout, native.stdout, r.stderr)
+		}
+		// 128 waiting opens, 64 serving threads, the runtime's own.
+		if threads > 230 {
+			t.Errorf("%s: the sentry reached %d threads with 400 guest processes waiting in FIFO opens", dir, threads)
+		}
+		t.Logf("%s: at most %d sentry threads", dir, threads)
+	}
+}
+
+// sandboxedThreads is sandboxedWithin that also reports the most threads
+// the sentry had at once (sampled every 20 ms).
+func sandboxedThreads(t *testing.T, d time.Duration, argv ...string) (result, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	full := append([]string{sentryBin, "run", "--"}, argv...)
+	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
+	cmd.Dir = "/"
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		task := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/task"
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if ents, err := os.ReadDir(task); err == nil && len(ents) > most {
+				most = len(ents)
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	<-sampled
+	if ctx.Err() != nil {
+		t.Fatalf("%v: still running after %v\n%s%s", argv, d, so.String(), se.String())
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{so.String(), se.String(), code}, most
 }
