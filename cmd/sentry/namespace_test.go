@@ -490,3 +490,36 @@ for what, call in (("bind", socket.socket.bind), ("connect", socket.socket.conne
 		t.Errorf("got %+v, want bind EPERM (the sentry cannot take the socket either) and connect EFAULT", r)
 	}
 }
+
+// TestUserNSRefused: where the kernel refuses the guest a user namespace
+// (here a namespace of the test's own whose user.max_user_namespaces is
+// 0), --userns=auto runs the guest without one and stderr says so, and
+// --userns=on fails as the sandbox's own failure (125), naming the user
+// namespace and the kernel's errno.
+func TestUserNSRefused(t *testing.T) {
+	requireNamespaces(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare (util-linux) not installed")
+	}
+	guest := `echo kept > /tmp/f && cat /tmp/f`
+	for _, c := range []struct {
+		userns string
+		code   int
+		stdout string
+		stderr []string
+	}{
+		{"auto", 0, "kept\n", []string{"no user namespace for the guest (no space left on device)"}},
+		{"on", 125, "", []string{"user namespace of its own", "no space left on device"}},
+	} {
+		script := `echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" run --userns=` + c.userns + ` -- sh -c '` + guest + `'`
+		r := runJob(t, "/", "unshare", "-U", "-r", "--mount", "sh", "-c", script, sentryBin)
+		if r.code != c.code || r.stdout != c.stdout {
+			t.Errorf("--userns=%s: exit %d, stdout %q, want %d, %q (stderr: %s)", c.userns, r.code, r.stdout, c.code, c.stdout, r.stderr)
+		}
+		for _, want := range c.stderr {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("--userns=%s: stderr %q does not say %q", c.userns, r.stderr, want)
+			}
+		}
+	}
+}

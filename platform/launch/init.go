@@ -333,6 +333,9 @@ func Start(spec *Spec, attach func(pid int) error) (*Guest, error) {
 	if err != nil {
 		w.Close()
 		unix.Close(sock[0])
+		if spec.UserNS {
+			return nil, fmt.Errorf("start init stage in a user namespace of its own (--userns=on; --userns=off runs without one): %w", err)
+		}
 		return nil, fmt.Errorf("start init stage: %w", err)
 	}
 	g := &Guest{Pid: pid, sock: sock[0]}
