@@ -53,7 +53,7 @@ func asGuest(t *sentry.Task, umask bool, fn func() error) error {
 // the sentry opens the host file for the guest and installs it.
 func openHost(c *sentry.Call, host string, flags, mode uint32, resolve uint64) sentry.Result {
 	if flags&(unix.O_NONBLOCK|unix.O_PATH) == 0 && flags&unix.O_ACCMODE != unix.O_RDWR {
-		if r, ok := openHostFIFO(c, host, flags, resolve); ok {
+		if r, ok := openHostPinned(c, host, flags, mode, resolve); ok {
 			return r
 		}
 	}
@@ -62,12 +62,7 @@ func openHost(c *sentry.Call, host string, flags, mode uint32, resolve uint64) s
 	c.Blocking()
 	err := asGuest(c.Task, true, func() error {
 		var err error
-		if resolve != 0 {
-			how := unix.OpenHow{Flags: uint64(flags) | unix.O_CLOEXEC, Mode: uint64(mode), Resolve: resolve}
-			fd, err = unix.Openat2(unix.AT_FDCWD, host, &how)
-		} else {
-			fd, err = unix.Open(host, int(flags)|unix.O_CLOEXEC, mode)
-		}
+		fd, err = openPath(host, flags, mode, resolve)
 		return err
 	})
 	if err != nil {
@@ -85,39 +80,99 @@ func openHost(c *sentry.Call, host string, flags, mode uint32, resolve uint64) s
 	return installHostFD(c, fd, flags&unix.O_CLOEXEC != 0)
 }
 
-// openHostFIFO serves an open that may wait for a host FIFO's other end
-// as the sentry's own FIFOs are served (Call.OpenFIFO: off the serving
-// threads, which 64 such opens held before, hanging the sandbox). The
-// file is found first as the guest, by an O_PATH descriptor, which never
-// waits; the FIFO is then opened through that descriptor's /proc link,
-// as the guest (the link is the sentry's own, and the open checks the
-// inode as the guest's open would), so that what is opened is the file
-// the guest's path named, whatever is renamed meanwhile. ok is false when
-// the path does not name a FIFO (or cannot be found): the caller opens it
-// as any other host path.
-func openHostFIFO(c *sentry.Call, host string, flags uint32, resolve uint64) (sentry.Result, bool) {
+// openPath opens host path with the guest's flags, mode and, for
+// openat2, its RESOLVE_* flags (open(2) itself ignores unknown flags,
+// which openat2 refuses).
+func openPath(host string, flags, mode uint32, resolve uint64) (int, error) {
+	if resolve != 0 {
+		how := unix.OpenHow{Flags: uint64(flags) | unix.O_CLOEXEC, Mode: uint64(mode), Resolve: resolve}
+		return unix.Openat2(unix.AT_FDCWD, host, &how)
+	}
+	return unix.Open(host, int(flags)|unix.O_CLOEXEC, mode)
+}
+
+// openHostPinned serves an open that may wait: found first as the guest
+// by an O_PATH descriptor, which never waits, so that what is opened is
+// the inode the guest's path named, whatever is renamed meanwhile (a
+// guest swapping a FIFO in after a look at the path would otherwise hold
+// a serving thread). A FIFO's open is then served as the sentry's own
+// FIFOs are (Call.OpenFIFO: off the serving threads, which 64 such opens
+// held before, hanging the sandbox); any other file is opened on this
+// thread through the descriptor's /proc link, as the guest (the open
+// checks the inode as the guest's own open would). ok is false when the
+// caller must open the path itself: O_CREAT|O_EXCL and O_DIRECTORY, which
+// never open a FIFO, a store file (refused there), and a name still
+// missing after three tries to make it.
+func openHostPinned(c *sentry.Call, host string, flags, mode uint32, resolve uint64) (sentry.Result, bool) {
 	if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL || flags&unix.O_DIRECTORY != 0 {
-		// EEXIST or ENOTDIR for a FIFO, without waiting.
 		return sentry.Result{}, false
 	}
-	pfd := -1
-	err := asGuest(c.Task, false, func() error {
-		var err error
-		how := unix.OpenHow{Flags: uint64(flags&unix.O_NOFOLLOW) | unix.O_PATH | unix.O_CLOEXEC, Resolve: resolve}
-		pfd, err = unix.Openat2(unix.AT_FDCWD, host, &how)
-		return err
-	})
-	if err != nil {
-		return sentry.Result{}, false
-	}
-	var st unix.Stat_t
-	if unix.Fstat(pfd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO || c.Kernel().VFS.OnStore(pfd, "") {
+	for try := 0; try < 3; try++ {
+		pfd := -1
+		err := asGuest(c.Task, false, func() error {
+			var err error
+			how := unix.OpenHow{Flags: uint64(flags&unix.O_NOFOLLOW) | unix.O_PATH | unix.O_CLOEXEC, Resolve: resolve}
+			pfd, err = unix.Openat2(unix.AT_FDCWD, host, &how)
+			return err
+		})
+		switch {
+		case err == unix.ENOENT && flags&unix.O_CREAT != 0:
+			// Made here, or found at the next try if another made it
+			// meanwhile.
+			fd := -1
+			err := asGuest(c.Task, true, func() error {
+				var err error
+				fd, err = openPath(host, flags|unix.O_EXCL, mode, resolve)
+				return err
+			})
+			if err == unix.EEXIST {
+				continue
+			}
+			if err != nil {
+				return sentry.ErrOf(errnoOf(err)), true
+			}
+			return installHostFD(c, fd, flags&unix.O_CLOEXEC != 0), true
+		case err != nil:
+			// The walk's own errno, which the open would meet first.
+			return sentry.ErrOf(errnoOf(err)), true
+		}
+		var st unix.Stat_t
+		if unix.Fstat(pfd, &st) != nil || c.Kernel().VFS.OnStore(pfd, "") {
+			unix.Close(pfd)
+			return sentry.Result{}, false
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFIFO:
+			return openPinnedFIFO(c, pfd, &st, flags), true
+		case unix.S_IFLNK:
+			// O_NOFOLLOW met a symlink.
+			unix.Close(pfd)
+			return sentry.Err(unix.ELOOP), true
+		case unix.S_IFCHR, unix.S_IFBLK:
+			// A device's open may wait (a terminal's carrier).
+			c.Blocking()
+		}
+		fd := -1
+		err = asGuest(c.Task, false, func() error {
+			var err error
+			fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), int(flags&^(unix.O_CREAT|unix.O_NOFOLLOW))|unix.O_CLOEXEC, 0)
+			return err
+		})
 		unix.Close(pfd)
-		return sentry.Result{}, false
+		if err != nil {
+			return sentry.ErrOf(errnoOf(err)), true
+		}
+		return installHostFD(c, fd, flags&unix.O_CLOEXEC != 0), true
 	}
+	return sentry.Result{}, false
+}
+
+// openPinnedFIFO opens the host FIFO pfd (an O_PATH descriptor, which it
+// takes) for the guest with flags (Call.OpenFIFO).
+func openPinnedFIFO(c *sentry.Call, pfd int, st *unix.Stat_t, flags uint32) sentry.Result {
 	// The O_PATH file lives as long as an open may use it: the garbage
 	// collector closes it once the open is done with.
-	file := os.NewFile(uintptr(pfd), host)
+	file := os.NewFile(uintptr(pfd), "")
 	link := "/proc/self/fd/" + strconv.Itoa(pfd)
 	k, creds := c.Kernel(), c.Creds()
 	oflags := int(flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC|unix.O_NOFOLLOW)) | unix.O_NOCTTY | unix.O_CLOEXEC
@@ -138,7 +193,7 @@ func openHostFIFO(c *sentry.Call, host string, flags uint32, resolve uint64) (se
 		Flags:   oflags,
 		Open:    open,
 		Cloexec: flags&unix.O_CLOEXEC != 0,
-	}), true
+	})
 }
 
 // statHost serves the stat family for a path the sentry resolved back to
