@@ -58,7 +58,7 @@ func openHost(c *sentry.Call, host string, flags, mode uint32, resolve uint64) s
 		}
 	}
 	fd := -1
-	// A host device may block the open.
+	// A host device or FUSE file may block the open.
 	c.Blocking()
 	err := asGuest(c.Task, true, func() error {
 		var err error
@@ -107,6 +107,9 @@ func openHostPinned(c *sentry.Call, host string, flags, mode uint32, resolve uin
 	if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL || flags&unix.O_DIRECTORY != 0 {
 		return sentry.Result{}, false
 	}
+	// A FUSE file's lookup or open may wait, and a device's open (a
+	// terminal's carrier): another serving thread serves meanwhile.
+	c.Blocking()
 	for try := 0; try < 3; try++ {
 		pfd := -1
 		err := asGuest(c.Task, false, func() error {
@@ -148,9 +151,6 @@ func openHostPinned(c *sentry.Call, host string, flags, mode uint32, resolve uin
 			// O_NOFOLLOW met a symlink.
 			unix.Close(pfd)
 			return sentry.Err(unix.ELOOP), true
-		case unix.S_IFCHR, unix.S_IFBLK:
-			// A device's open may wait (a terminal's carrier).
-			c.Blocking()
 		}
 		fd := -1
 		err = asGuest(c.Task, false, func() error {
