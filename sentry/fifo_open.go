@@ -63,7 +63,7 @@ func (c *Call) OpenFIFO(f FIFOOpen) Result {
 			return ErrOf(errnoOf(err))
 		}
 		b.opened(inj, f.FIFO, f.Flags)
-		return c.installHost(fd, f.Cloexec)
+		return c.InstallHost(fd, f.Cloexec)
 	}
 	if acc == unix.O_WRONLY {
 		// A writer waits only for a reader: without one, O_NONBLOCK
@@ -73,7 +73,7 @@ func (c *Call) OpenFIFO(f FIFOOpen) Result {
 		if err == nil {
 			clearNonblock(fd)
 			b.opened(inj, f.FIFO, f.Flags)
-			return c.installHost(fd, f.Cloexec)
+			return c.InstallHost(fd, f.Cloexec)
 		}
 		if err != unix.ENXIO {
 			return ErrOf(errnoOf(err))
@@ -87,7 +87,7 @@ func (c *Call) OpenFIFO(f FIFOOpen) Result {
 	switch op, ready := b.adopt(tid, f.Key, id, f.Cloexec); {
 	case ready >= 0:
 		c.waitsOff = false
-		return c.installHost(ready, f.Cloexec)
+		return c.InstallHost(ready, f.Cloexec)
 	case op != nil:
 		go op.watch(b, inj, tid, id)
 		return responded
@@ -110,7 +110,7 @@ func (c *Call) OpenFIFO(f FIFOOpen) Result {
 			if b.writerThere(fd) {
 				c.waitsOff = false
 				clearNonblock(fd)
-				return c.installHost(fd, f.Cloexec)
+				return c.InstallHost(fd, f.Cloexec)
 			}
 			op.fd = fd
 		}
@@ -147,9 +147,9 @@ func (c *Call) OpenFIFO(f FIFOOpen) Result {
 	return responded
 }
 
-// installHost answers the call with a copy of the sentry's descriptor fd,
-// which it closes.
-func (c *Call) installHost(fd int, cloexec bool) Result {
+// InstallHost answers a notified call with a copy of the sentry's host
+// descriptor fd, which it closes.
+func (c *Call) InstallHost(fd int, cloexec bool) Result {
 	defer unix.Close(fd)
 	nfd, err := c.InstallFD(fd, cloexec)
 	if err != nil {

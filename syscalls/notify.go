@@ -18,22 +18,6 @@ import (
 // by the sentry itself, with the guest's credentials, and a host
 // descriptor the guest must get is installed with the platform's ADDFD.
 
-// responded is the result of a call InstallFD already answered with fd.
-func responded(fd int32) sentry.Result {
-	return sentry.Result{Result: platform.Result{Action: platform.Responded, Ret: int64(fd)}, Served: true}
-}
-
-// installHostFD completes a notified call by giving the guest a copy of
-// the sentry's host descriptor fd, which it closes.
-func installHostFD(c *sentry.Call, fd int, cloexec bool) sentry.Result {
-	defer unix.Close(fd)
-	nfd, err := c.InstallFD(fd, cloexec)
-	if err != nil {
-		return sentry.ErrOf(errnoOf(err))
-	}
-	return responded(nfd)
-}
-
 // asGuest runs fn on this (locked) serving thread as the guest's own call
 // would run: with the task's fsuid, fsgid, groups and effective
 // capabilities (Kernel.ActAs: each set and checked, then the sentry's
@@ -77,7 +61,7 @@ func openHost(c *sentry.Call, host string, flags, mode uint32, resolve uint64) s
 		unix.Close(fd)
 		return sentry.Err(unix.EOPNOTSUPP)
 	}
-	return installHostFD(c, fd, flags&unix.O_CLOEXEC != 0)
+	return c.InstallHost(fd, flags&unix.O_CLOEXEC != 0)
 }
 
 // openPath opens host path with the guest's flags, mode and, for
@@ -134,7 +118,7 @@ func openHostPinned(c *sentry.Call, host string, flags, mode uint32, resolve uin
 			if err != nil {
 				return sentry.ErrOf(errnoOf(err)), true
 			}
-			return installHostFD(c, fd, flags&unix.O_CLOEXEC != 0), true
+			return c.InstallHost(fd, flags&unix.O_CLOEXEC != 0), true
 		case err != nil:
 			// The walk's own errno, which the open would meet first.
 			return sentry.ErrOf(errnoOf(err)), true
@@ -162,7 +146,7 @@ func openHostPinned(c *sentry.Call, host string, flags, mode uint32, resolve uin
 		if err != nil {
 			return sentry.ErrOf(errnoOf(err)), true
 		}
-		return installHostFD(c, fd, flags&unix.O_CLOEXEC != 0), true
+		return c.InstallHost(fd, flags&unix.O_CLOEXEC != 0), true
 	}
 	return sentry.Result{}, false
 }

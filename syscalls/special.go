@@ -143,7 +143,7 @@ func openHostSpecial(c *sentry.Call, host sentry.HostSpecial, ino vfs.Inode, fla
 		if err != nil {
 			return sentry.ErrOf(errnoOf(err))
 		}
-		return installHostFD(c, fd, flags&unix.O_CLOEXEC != 0)
+		return c.InstallHost(fd, flags&unix.O_CLOEXEC != 0)
 	}
 	addr, err := c.WriteStackString(host.GuestPath())
 	if err != nil {
