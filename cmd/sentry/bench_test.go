@@ -290,3 +290,46 @@ func TestBenchSmallfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchSmallfilesPeerDiffers: a peer (runsc) whose output is not
+// native's is reported with its first differing line and timed, not the
+// end of the whole bench: gVisor's tmpfs gives directories other sizes,
+// which the workload prints. The fake runsc runs the script natively, on a
+// /tmp of its own, and changes its first line.
+func TestBenchSmallfilesPeerDiffers(t *testing.T) {
+	bin := t.TempDir()
+	fake := `#!/bin/sh
+while [ "$1" != do ]; do shift; done
+shift
+unshare -m sh -c 'mount -t tmpfs none /tmp && exec "$@"' sh "$@" > "$0.out" || exit $?
+sed '1s/^/other /' "$0.out"
+`
+	if err := os.WriteFile(filepath.Join(bin, "runsc"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	args := []string{"bench", "--workload", "smallfiles", "--files", "30", "--repeats", "1", "--platform", "unotify"}
+	r := runCmd(t, "", append([]string{sentryBin}, append(args, "--json")...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	var rep benchReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("parsing --json output: %v\n%s", err, r.stdout)
+	}
+	sr := rep.Shell[0]
+	rs, un := sr.Modes["runsc"], sr.Modes["unotify"]
+	if rs == nil || un == nil {
+		t.Fatalf("modes %v, want runsc and unotify", sr.Order)
+	}
+	if !strings.HasPrefix(rs.Differs, "line 1:") || !strings.Contains(rs.Differs, "other ") || len(rs.RunsNS) != 1 || rs.MedianNS <= 0 {
+		t.Errorf("runsc: differs %q, runs %v", rs.Differs, rs.RunsNS)
+	}
+	if un.Differs != "" {
+		t.Errorf("the sandbox's output is native's, yet differs %q", un.Differs)
+	}
+	r = runCmd(t, "", append([]string{sentryBin}, args...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "runsc's output differs from native's") || !strings.Contains(r.stdout, "the sandbox's output identical to native's") {
+		t.Errorf("exit %d; the table must say runsc's output differs:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
