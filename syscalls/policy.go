@@ -57,8 +57,9 @@ type Policy struct {
 
 // LastSyscall is the highest x86-64 number with a decision: the last one
 // golang.org/x/sys knows. Numbers past it do not exist on the kernels the
-// sandbox runs on (the host answers ENOSYS); a newer kernel's calls need a
-// decision here before the sandbox can be trusted on it. The sentry's own
+// sandbox runs on; the trap filter fails them with ENOSYS itself
+// (launch.Spec.LastSyscall), so that a newer kernel's calls are refused
+// until they get a decision here. The sentry's own
 // install call (platform.SysInstallFD) lies far past it, and a guest that
 // issues it is answered ENOSYS.
 const LastSyscall = unix.SYS_RSEQ_SLICE_YIELD

@@ -242,6 +242,7 @@ func run(f *runFlags, argv []string) int {
 			Env:            env,
 			Traps:          table.Traps(),
 			Filters:        table.ArgFilters(),
+			LastSyscall:    syscalls.LastSyscall,
 			IgnoredSignals: ignored,
 			BlockedSignals: launch.InitialBlocked(),
 			NoFile:         launch.RaiseNoFile(),

@@ -34,7 +34,16 @@ import (
 // filter's values (compared on the lower 32 bits, as the kernel reads an
 // int argument), and otherwise allowed; a notified one stops instead for
 // the filter's Stop values.
-func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter) (int, error) {
+//
+// A number past last (the highest the sandbox has a decision for), but the
+// install call, fails with ENOSYS in the filter: a kernel newer than the
+// sandbox's table may give such a number a path or a descriptor, which
+// would run on the host behind the sentry's back (fail closed). The
+// kernels the table knows answer ENOSYS for those numbers themselves.
+func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter, last uintptr) (int, error) {
+	if last == 0 {
+		return -1, fmt.Errorf("seccomp: no last known syscall number: every number would be refused")
+	}
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
 	if err != nil {
 		return -1, fmt.Errorf("seccomp: new filter: %w", err)
@@ -88,7 +97,12 @@ func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter) (int, err
 	if err != nil {
 		return -1, err
 	}
-	prog = append(stopPrologue(notify, filters), prog...)
+	pro := stopPrologue(notify, filters, last)
+	if len(pro) > 256 {
+		// Its jumps are counted in a byte.
+		return -1, fmt.Errorf("seccomp: %d instructions of stop prologue, more than a jump reaches", len(pro))
+	}
+	prog = append(pro, prog...)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	fd, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
 		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, uintptr(unsafe.Pointer(&fprog)))
@@ -98,33 +112,36 @@ func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter) (int, err
 	return int(fd), nil
 }
 
-// stopPrologue is the BPF that runs before libseccomp's program and stops
-// (SECCOMP_RET_TRACE) the notified calls whose argument is one of their
-// filter's Stop values: libseccomp lets a call's unconditional rule win
-// over its conditional ones, so "notify, but stop for these" cannot be
-// said in its rules. The argument is compared on its lower 32 bits, as
-// the kernel reads it, and only for x86-64 calls (libseccomp's program
-// fails the others).
-func stopPrologue(notify []uintptr, filters []platform.ArgFilter) []unix.SockFilter {
+// stopPrologue is the BPF that runs before libseccomp's program. It fails
+// the x86-64 numbers past last but the install call with ENOSYS (libseccomp
+// cannot say "every number above": its rules name numbers one by one),
+// and stops (SECCOMP_RET_TRACE) the notified calls whose argument is one
+// of their filter's Stop values: libseccomp lets a call's unconditional
+// rule win over its conditional ones, so "notify, but stop for these"
+// cannot be said in its rules. The argument is compared on its lower 32
+// bits, as the kernel reads it, and only for x86-64 calls (libseccomp's
+// program fails the others).
+func stopPrologue(notify []uintptr, filters []platform.ArgFilter, last uintptr) []unix.SockFilter {
 	const (
 		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jgt = unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K
 		ja  = unix.BPF_JMP | unix.BPF_JA
+		ret = unix.BPF_RET | unix.BPF_K
 		// struct seccomp_data: nr, arch, instruction_pointer, args[6].
-		offArch, offArgs = 4, 16
+		offNr, offArch, offArgs = 0, 4, 16
 	)
 	var stops []platform.ArgFilter
-	size := 3 // the arch's load and check, the trace
+	// The arch's load and check, the number's load and the two checks
+	// past last, the refusal, the trace.
+	size := 7
 	for _, af := range filters {
 		if len(af.Stop) > 0 && slices.Contains(notify, af.Nr) {
 			stops = append(stops, af)
-			size += 4 + len(af.Stop)
+			size += 3 + len(af.Stop)
 		}
 	}
-	if len(stops) == 0 {
-		return nil
-	}
-	trace, end := size-1, size
+	refuse, trace, end := size-2, size-1, size
 	p := make([]unix.SockFilter, 0, size)
 	// emit appends an instruction whose jumps go to the absolute
 	// positions jt and jf, 0 for the next instruction (BPF counts them
@@ -136,12 +153,20 @@ func stopPrologue(notify []uintptr, filters []platform.ArgFilter) []unix.SockFil
 	}
 	emit(ld, offArch, 0, 0)
 	emit(jeq, unix.AUDIT_ARCH_X86_64, 0, end)
+	emit(ld, offNr, 0, 0)
+	first := len(p) + 2 // the first stop block
+	if first == refuse {
+		first = end
+	}
+	emit(jgt, uint32(last), 0, first)
+	emit(jeq, platform.SysInstallFD, end, refuse)
 	for _, af := range stops {
-		next := len(p) + 4 + len(af.Stop) // the next block
-		if next == trace {
+		next := len(p) + 3 + len(af.Stop) // the next block
+		if next == refuse {
 			next = end
 		}
-		emit(ld, 0, 0, 0)
+		// The number is in the accumulator here: a block that does not
+		// match jumps to the next before it loads the argument.
 		emit(jeq, uint32(af.Nr), 0, next)
 		emit(ld, uint32(offArgs+8*af.Arg), 0, 0) // the lower half (little-endian)
 		for _, v := range af.Stop {
@@ -150,7 +175,8 @@ func stopPrologue(notify []uintptr, filters []platform.ArgFilter) []unix.SockFil
 		pc := len(p)
 		p = append(p, unix.SockFilter{Code: ja, K: uint32(end - pc - 1)})
 	}
-	p = append(p, unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_TRACE})
+	p = append(p, unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)})
+	p = append(p, unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_TRACE})
 	return p
 }
 

@@ -41,12 +41,21 @@ func TestFilterRoutesCalls(t *testing.T) {
 		// mixed is notified but stops for 5 (and 7 with the upper
 		// half set): without a tracer, ENOSYS.
 		mixed = unix.SYS_GETEUID
+		// last is the highest number the filter is told of: past it,
+		// statmount (which fails with EFAULT on NULL pointers since
+		// Linux 6.8) is refused with ENOSYS, as is an x32 call. (Not
+		// lower: the filtered thread's Go runtime makes its own calls,
+		// futex among them, which must run.)
+		last = unix.SYS_FUTEX_REQUEUE
+		past = unix.SYS_STATMOUNT
+		x32  = 0x40000000 | unix.SYS_GETPID
 	)
 	type results struct {
 		trapped, notified, install, other  uintptr
 		narrowed5, narrowed6, narrowedHigh uintptr
 		narrowed7, mixed5, mixed6, mixed7  uintptr
-		errs                               [11]unix.Errno
+		past, x32                          uintptr
+		errs                               [13]unix.Errno
 	}
 	listener := make(chan int, 1)
 	done := make(chan results, 1)
@@ -56,7 +65,7 @@ func TestFilterRoutesCalls(t *testing.T) {
 		runtime.LockOSThread()
 		fd, err := loadFilter([]uintptr{trapped}, []uintptr{notified, narrowed, mixed},
 			[]platform.ArgFilter{{Nr: narrowed, Arg: 0, Values: []uint32{5, 7}, Stop: []uint32{7}},
-				{Nr: mixed, Arg: 1, Stop: []uint32{5, 7}}})
+				{Nr: mixed, Arg: 1, Stop: []uint32{5, 7}}}, last)
 		if err != nil {
 			t.Error(err)
 			listener <- -1
@@ -75,6 +84,8 @@ func TestFilterRoutesCalls(t *testing.T) {
 		r.mixed7, _, r.errs[10] = unix.RawSyscall(mixed, 0, 1<<32|7, 0)
 		r.install, _, r.errs[2] = unix.RawSyscall(platform.SysInstallFD, 7, 8, 9)
 		r.other, _, r.errs[3] = unix.RawSyscall(unix.SYS_GETSID, 0, 0, 0)
+		r.past, _, r.errs[11] = unix.RawSyscall(past, 0, 0, 0)
+		r.x32, _, r.errs[12] = unix.RawSyscall(x32, 0, 0, 0)
 		done <- r
 	}()
 	fd := <-listener
@@ -144,6 +155,8 @@ func TestFilterRoutesCalls(t *testing.T) {
 		{"notified, a value that stops", r.mixed5, r.errs[8], 0, unix.ENOSYS},
 		{"notified, another value", r.mixed6, r.errs[9], 66, 0},
 		{"notified, a value that stops with the upper half set", r.mixed7, r.errs[10], 0, unix.ENOSYS},
+		{"past the last known number", r.past, r.errs[11], 0, unix.ENOSYS},
+		{"x32", r.x32, r.errs[12], 0, unix.ENOSYS},
 	} {
 		if c.err != c.werr || (c.werr == 0 && c.got != c.want) {
 			t.Errorf("%s: got %d (%v), want %d (%v)", c.name, int64(c.got), c.err, int64(c.want), c.werr)

@@ -50,6 +50,10 @@ type Spec struct {
 	// Filters narrow some of those calls to the ones whose argument
 	// has one of the listed values.
 	Filters []platform.ArgFilter
+	// LastSyscall is the highest number the sandbox has a decision
+	// for; the filter fails every number past it (but the install
+	// call) with ENOSYS.
+	LastSyscall uintptr
 	// IgnoredSignals (bit N-1 for signal N) are the signals the sentry's
 	// caller left ignored (InitialIgnored): the guest starts with those
 	// ignored and every other signal at its default action, as a program
@@ -152,7 +156,7 @@ func InitMain() {
 		os.Exit(ExitSandbox)
 	}
 	handOver := startListenerHandOver(&msg)
-	listener, err := loadFilter(spec.Traps, spec.Notify, spec.Filters)
+	listener, err := loadFilter(spec.Traps, spec.Notify, spec.Filters, spec.LastSyscall)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sentry: init: %v\n", err)
 		os.Exit(ExitSandbox)
