@@ -49,7 +49,7 @@ func TestForkCopiesTheKernelsTable(t *testing.T) {
 // over it failed 4,001 checks.
 func TestDupRaceKeepsTheTable(t *testing.T) {
 	bin := buildCThreads(t, "duprace")
-	if native := runCmd(t, "", bin, "/dev/shm"); native.code != 0 || native.stdout != "mismatches 0\n" {
+	if native := runCmd(t, "", bin, tempDirIn(t, "/dev/shm", "sentry-duprace-")); native.code != 0 || native.stdout != "mismatches 0\n" {
 		t.Fatalf("native: %+v", native)
 	}
 	r := sandboxed(t, nil, bin, "/tmp")
@@ -174,7 +174,7 @@ func TestSignalsDoNotInterruptFileCalls(t *testing.T) {
 	bin := buildC(t, "sigio")
 	for _, mode := range []string{"restart", "norestart"} {
 		t.Run(mode, func(t *testing.T) {
-			native := runCmd(t, "", bin, "/dev/shm", mode)
+			native := runCmd(t, "", bin, tempDirIn(t, "/dev/shm", "sentry-sigio-"), mode)
 			if native.code != 0 || native.stdout != "ok\n" {
 				t.Fatalf("native: %+v", native)
 			}

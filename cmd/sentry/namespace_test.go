@@ -82,12 +82,22 @@ func runJob(t *testing.T, dir string, argv ...string) result {
 // end.
 func readableTempDir(t *testing.T, prefix string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", prefix)
+	dir := tempDirIn(t, "/var/tmp", prefix)
+	os.Chmod(dir, 0o755)
+	return dir
+}
+
+// tempDirIn makes a new directory in parent, removed at the test's end:
+// t.TempDir's, on a file system of the test's choosing (/dev/shm for a
+// native probe's run on a kernel tmpfs, where its fixed names must not
+// meet what else is there).
+func tempDirIn(t *testing.T, parent, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
 	return dir
 }
 
