@@ -97,10 +97,10 @@ func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter, last uint
 	if err != nil {
 		return -1, err
 	}
-	pro := stopPrologue(notify, filters, last)
+	pro := prologue(notify, filters, last)
 	if len(pro) > 256 {
 		// Its jumps are counted in a byte.
-		return -1, fmt.Errorf("seccomp: %d instructions of stop prologue, more than a jump reaches", len(pro))
+		return -1, fmt.Errorf("seccomp: %d instructions of prologue, more than a jump reaches", len(pro))
 	}
 	prog = append(pro, prog...)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
@@ -112,7 +112,7 @@ func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter, last uint
 	return int(fd), nil
 }
 
-// stopPrologue is the BPF that runs before libseccomp's program. It fails
+// prologue is the BPF that runs before libseccomp's program. It fails
 // the x86-64 numbers past last but the install call with ENOSYS (libseccomp
 // cannot say "every number above": its rules name numbers one by one),
 // and stops (SECCOMP_RET_TRACE) the notified calls whose argument is one
@@ -121,7 +121,7 @@ func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter, last uint
 // cannot be said in its rules. The argument is compared on its lower 32
 // bits, as the kernel reads it, and only for x86-64 calls (libseccomp's
 // program fails the others).
-func stopPrologue(notify []uintptr, filters []platform.ArgFilter, last uintptr) []unix.SockFilter {
+func prologue(notify []uintptr, filters []platform.ArgFilter, last uintptr) []unix.SockFilter {
 	const (
 		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
