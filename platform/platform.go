@@ -9,21 +9,24 @@ package platform
 // rsi, rdx, r10, r8, r9).
 type SyscallArgs [6]uintptr
 
-// ArgFilter narrows the trap of call Nr to the calls whose argument Arg,
-// taken as the 32-bit int the kernel reads (the register's upper half is
-// ignored, as the kernel ignores it), is one of Values (every value if
-// Values is nil); the others run on the host untrapped. A guest that sets
-// the upper half is trapped as the kernel will read the call.
+// ArgFilter narrows the trap of call Nr by its argument Arg, taken as the
+// 32-bit int the kernel reads (the register's upper half is ignored, as
+// the kernel ignores it): for the values in Pass the call runs on the host
+// untrapped; every other value is trapped. A list of what may pass, not of
+// what is trapped, fails closed: a value a newer kernel gives a meaning
+// (a new fcntl command) reaches the sentry instead of acting on a
+// placeholder behind its back. A guest that sets the upper half is
+// trapped or passed as the kernel will read the call.
 //
 // Stop lists the values of Arg for which a notified call stops the guest
 // instead (its handler may rewrite the call, which a notification cannot
 // carry, or the call may wait on the host); a call that always stops
 // ignores it.
 type ArgFilter struct {
-	Nr     uintptr
-	Arg    int
-	Values []uint32
-	Stop   []uint32
+	Nr   uintptr
+	Arg  int
+	Pass []uint32
+	Stop []uint32
 }
 
 // Action says what the platform does with a trapped system call.

@@ -60,17 +60,19 @@ type Syscall struct {
 	// runs at the thread's signal stop, and the call may never be made
 	// again.
 	Waits func(c *Call, args *platform.SyscallArgs) bool
-	// TrapArg and TrapValues, if TrapValues is set, narrow the trap to
-	// the calls whose argument TrapArg (as an int) is one of TrapValues:
-	// the commands the handler serves or follows. The rest, which it
-	// would pass through, never reach the sentry (platform.ArgFilter).
+	// TrapArg and PassValues, if PassValues is set, narrow the trap by
+	// the call's argument TrapArg (as an int): for the values listed the
+	// call runs on the host untrapped (the commands the handler would pass
+	// through and Linux's kernel, checked command by command, gives no
+	// meaning the sentry must see); every other value is trapped, so one a
+	// newer kernel adds reaches the handler (platform.ArgFilter).
 	//
 	// StopValues are the values of TrapArg for which a Notify call still
 	// stops the guest: those its handler may rewrite, and those that may
 	// wait on the host, whose interruption there is then the guest's to
 	// see (Kernel.Interrupted). The call's other values are notified.
 	TrapArg    int
-	TrapValues []uint32
+	PassValues []uint32
 	StopValues []uint32
 }
 
@@ -104,13 +106,13 @@ func (tb *SyscallTable) Traps() []uintptr {
 	return nrs
 }
 
-// ArgFilters lists the narrowed traps (TrapValues) and the notified
+// ArgFilters lists the narrowed traps (PassValues) and the notified
 // calls that stop for some values (StopValues) for the filter.
 func (tb *SyscallTable) ArgFilters() []platform.ArgFilter {
 	var fs []platform.ArgFilter
 	for nr := range tb {
-		if s := &tb[nr]; s.Fn != nil && (s.TrapValues != nil || s.StopValues != nil) {
-			fs = append(fs, platform.ArgFilter{Nr: uintptr(nr), Arg: s.TrapArg, Values: s.TrapValues, Stop: s.StopValues})
+		if s := &tb[nr]; s.Fn != nil && (s.PassValues != nil || s.StopValues != nil) {
+			fs = append(fs, platform.ArgFilter{Nr: uintptr(nr), Arg: s.TrapArg, Pass: s.PassValues, Stop: s.StopValues})
 		}
 	}
 	return fs

@@ -1,6 +1,8 @@
 package syscalls
 
 import (
+	"slices"
+
 	"golang.org/x/sys/unix"
 
 	"sentry/platform"
@@ -153,25 +155,64 @@ func (d *dupExit) Exit(c *sentry.Call, ret int64) int64 {
 	return ret
 }
 
-// fcntlTrapped are the commands the filter traps (the table's TrapValues):
-// the ones Fcntl serves or follows on a virtual fd, and F_SETSIG, which
-// it checks on every fd (owner.go). Any other runs on the
-// host, on the placeholder for a virtual fd, as Fcntl would let it.
-var fcntlTrapped = []uint32{unix.F_DUPFD, unix.F_DUPFD_CLOEXEC, unix.F_GETFL, unix.F_SETFL,
-	unix.F_NOTIFY, unix.F_CREATED_QUERY, unix.F_SETSIG}
+// fGetOwnerUIDs is F_GETOWNER_UIDS (include/uapi/linux/fcntl.h), which
+// x/sys/unix does not name.
+const fGetOwnerUIDs = 17
 
-// Fcntl is fcntl(fd, cmd, arg). Every command runs on the host; the table
-// follows the duplicating ones. FD_CLOEXEC is the placeholder's own, which
-// exec obeys and the sentry's sweep then asks the kernel about
+// fcntlUntrapped are the commands the filter lets run on the host
+// untrapped (the table's PassValues), on the placeholder for a virtual fd,
+// which is the file's own open description: descriptor flags (exec's sweep
+// asks the kernel, Kernel.Exec), record and OFD locks, owners, leases,
+// pipe sizes, seals, write hints and F_DUPFD_QUERY. Every other command is
+// trapped: those Fcntl serves or follows, F_SETSIG (owner.go), and any the
+// sentry does not know, which a newer kernel may have given a meaning
+// (fail closed). The list is Linux 6.18's do_fcntl, checked command by
+// command (TestFcntlCommands); the most frequent come first, as the filter
+// compares them in this order.
+var fcntlUntrapped = []uint32{unix.F_SETFD, unix.F_GETFD, unix.F_SETLK, unix.F_SETLKW, unix.F_GETLK,
+	unix.F_OFD_SETLK, unix.F_OFD_SETLKW, unix.F_OFD_GETLK, unix.F_GETOWN, unix.F_SETOWN,
+	unix.F_GETOWN_EX, unix.F_SETOWN_EX, fGetOwnerUIDs, unix.F_GETSIG, unix.F_GETLEASE,
+	unix.F_SETLEASE, unix.F_DUPFD_QUERY, unix.F_GETPIPE_SZ, unix.F_SETPIPE_SZ, unix.F_GET_SEALS,
+	unix.F_ADD_SEALS, unix.F_GET_RW_HINT, unix.F_SET_RW_HINT}
+
+// pathFcntl reports whether cmd may be given an O_PATH descriptor
+// (check_fcntl_cmd in fs/fcntl.c): any other is EBADF on one.
+func pathFcntl(cmd int) bool {
+	switch cmd {
+	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC, unix.F_DUPFD_QUERY, unix.F_GETFD, unix.F_SETFD,
+		unix.F_GETFL, unix.F_CREATED_QUERY:
+		return true
+	}
+	return false
+}
+
+// Fcntl is fcntl(fd, cmd, arg). On a host fd every command runs on the
+// host (F_SETSIG checked first); the table follows the duplicating ones.
+// On a virtual fd the sentry answers what the placeholder cannot (O_PATH,
+// F_CREATED_QUERY, O_TMPFILE's F_GETFL) and refuses a command it does not
+// know with EINVAL, as a kernel that does not know it would, rather than
+// let it act on the placeholder. FD_CLOEXEC is the placeholder's own,
+// which exec obeys and the sentry's sweep then asks the kernel about
 // (Kernel.Exec), so F_SETFD needs no following.
 func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	fd, cmd := int32(args[0]), int(uint32(args[1])) // cmd is an unsigned int: the upper half is not read
-	if cmd == unix.F_SETSIG && !sigioSafe(args[2]) {
-		return refuseSetsig(c, fd)
-	}
 	fdt := c.FDTable()
 	dupfd := cmd == unix.F_DUPFD || cmd == unix.F_DUPFD_CLOEXEC
-	if !fdt.Has(fd) && !(dupfd && fdt.Shared()) {
+	f := fdt.Get(fd)
+	if f != nil {
+		defer f.DecRef()
+	}
+	switch {
+	case f != nil && f.IsPath() && !pathFcntl(cmd):
+		// do_fcntl is not reached for an O_PATH file, whose
+		// placeholder is not one (fs/tmpfs/storage.go, openAnon).
+		return sentry.Err(unix.EBADF)
+	case cmd == unix.F_SETSIG && !sigioSafe(args[2]):
+		return refuseSetsig(c, fd)
+	case f == nil && !(dupfd && fdt.Shared()):
+		// A host fd. (A dup in a shared table is observed below:
+		// another thread may put a virtual fd at fd before the host
+		// dups it.)
 		return sentry.Pass()
 	}
 	switch cmd {
@@ -181,12 +222,6 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 		// f_mode's FMODE_CREATED is the guest's open's, not that of the
 		// sentry's open of the backing (the placeholder). Linux ignores
 		// arg and allows O_PATH descriptions.
-		f := fdt.Get(fd)
-		if f == nil {
-			// Closed by another thread since: the host's EBADF.
-			return sentry.Pass()
-		}
-		defer f.DecRef()
 		if f.Created {
 			return sentry.Ret(1)
 		}
@@ -194,40 +229,33 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	case unix.F_NOTIFY:
 		// The host keeps the watch on the placeholder, an open of the
 		// directory's backing, which then mirrors the directory
-		// (fs/tmpfs/dnotify.go). check_fcntl_cmd: not on O_PATH.
-		f := fdt.Get(fd)
-		if f == nil {
-			// Closed by another thread since: the host's EBADF.
-			return sentry.Pass()
-		}
-		defer f.DecRef()
-		if f.IsPath() {
-			return sentry.Err(unix.EBADF)
-		}
+		// (fs/tmpfs/dnotify.go).
 		if w, ok := f.Dentry.(vfs.DirWatcher); ok && f.Inode.Mode()&unix.S_IFMT == unix.S_IFDIR {
 			if err := w.Watch(); err != nil {
 				return sentry.ErrOf(err)
 			}
 		}
-	case unix.F_GETFL, unix.F_SETFL:
-		// An O_PATH description's placeholder is not an O_PATH file
-		// (fs/tmpfs/storage.go, openAnon): the sentry answers for it,
-		// as setfl refuses O_PATH files (EBADF). An O_TMPFILE one's
-		// keeps O_TMPFILE in f_flags on Linux, which the placeholder,
-		// an open of the file, cannot have.
-		f := fdt.Get(fd)
-		defer f.DecRef()
+	case unix.F_GETFL:
+		// An O_PATH description's placeholder is not an O_PATH file:
+		// the sentry answers for it. An O_TMPFILE one's keeps
+		// O_TMPFILE in f_flags on Linux, which the placeholder, an
+		// open of the file, cannot have.
 		switch {
-		case f.IsPath() && cmd == unix.F_SETFL:
-			return sentry.Err(unix.EBADF)
 		case f.IsPath():
 			return sentry.Ret(int64(f.Flags()))
-		case cmd == unix.F_GETFL && f.Flags()&unix.O_TMPFILE == unix.O_TMPFILE:
+		case f.Flags()&unix.O_TMPFILE == unix.O_TMPFILE:
 			fl, err := unix.FcntlInt(uintptr(f.HostFD), unix.F_GETFL, 0)
 			if err != nil {
 				return sentry.ErrOf(err)
 			}
 			return sentry.Ret(int64(fl | unix.O_TMPFILE))
+		}
+	case unix.F_SETFL, unix.F_SETSIG:
+	default:
+		if !slices.Contains(fcntlUntrapped, uint32(cmd)) {
+			// Not one this sentry knows: the kernel it runs on may
+			// give it a meaning the sentry would have to serve.
+			return sentry.Err(unix.EINVAL)
 		}
 	}
 	// The rest act on the placeholder, which is the file's own open

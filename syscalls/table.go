@@ -56,13 +56,13 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_DUP2, "dup2", Dup2, fd, fd)
 	add(unix.SYS_DUP3, "dup3", Dup3, fd, fd, oflag)
 	add(unix.SYS_FCNTL, "fcntl", Fcntl, fd, fcmd, hex)
-	// Only the commands Fcntl serves, follows or checks (F_SETSIG:
-	// owner.go) are trapped: locks, owners, leases, seals, pipe sizes
-	// and the descriptor flags
-	// (F_GETFD, F_SETFD: exec's sweep asks the kernel, Kernel.Exec) run
-	// on the host untrapped, on any descriptor.
+	// Locks, owners, leases, seals, pipe sizes, write hints and the
+	// descriptor flags (F_GETFD, F_SETFD: exec's sweep asks the kernel,
+	// Kernel.Exec) run on the host untrapped, on any descriptor; every
+	// other command is trapped, those a newer kernel adds included
+	// (fcntlUntrapped).
 	t[unix.SYS_FCNTL].TrapArg = 1
-	t[unix.SYS_FCNTL].TrapValues = fcntlTrapped
+	t[unix.SYS_FCNTL].PassValues = fcntlUntrapped
 	// The dups stop, and are observed at their exit, on every platform:
 	// only the kernel picks the number (the lowest free one at or above
 	// arg, in a table other threads change meanwhile; ADDFD has no

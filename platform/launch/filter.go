@@ -30,10 +30,10 @@ import (
 // before the receipt still interrupts it; the tracer restarts such calls,
 // see ptrace's signal stops).
 //
-// A call with an ArgFilter is trapped only when its argument is one of the
-// filter's values (compared on the lower 32 bits, as the kernel reads an
-// int argument), and otherwise allowed; a notified one stops instead for
-// the filter's Stop values.
+// A call with an ArgFilter runs untrapped for the filter's Pass values
+// (compared on the lower 32 bits, as the kernel reads an int argument) and
+// is trapped for every other; a notified one stops instead for the
+// filter's Stop values. Both are decided in the prologue.
 //
 // A number past last (the highest the sandbox has a decision for), but the
 // install call, fails with ENOSYS in the filter: a kernel newer than the
@@ -60,33 +60,13 @@ func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter, last uint
 	if err := f.SetOptimize(2); err != nil {
 		return -1, fmt.Errorf("seccomp: optimize: %w", err)
 	}
-	narrowed := make(map[uintptr]platform.ArgFilter, len(filters))
-	for _, af := range filters {
-		narrowed[af.Nr] = af
-	}
-	add := func(nr uintptr, act seccomp.ScmpAction) error {
-		af, ok := narrowed[nr]
-		if !ok || af.Values == nil {
-			return f.AddRule(seccomp.ScmpSyscall(nr), act)
-		}
-		for _, v := range af.Values {
-			c, err := seccomp.MakeCondition(uint(af.Arg), seccomp.CompareMaskedEqual, 0xffffffff, uint64(v))
-			if err != nil {
-				return err
-			}
-			if err := f.AddRuleConditional(seccomp.ScmpSyscall(nr), act, []seccomp.ScmpCondition{c}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	for _, nr := range traps {
-		if err := add(nr, seccomp.ActTrace); err != nil {
+		if err := f.AddRule(seccomp.ScmpSyscall(nr), seccomp.ActTrace); err != nil {
 			return -1, fmt.Errorf("seccomp: trap syscall %d: %w", nr, err)
 		}
 	}
 	for _, nr := range append(notify, platform.SysInstallFD) {
-		if err := add(nr, seccomp.ActNotify); err != nil {
+		if err := f.AddRule(seccomp.ScmpSyscall(nr), seccomp.ActNotify); err != nil {
 			return -1, fmt.Errorf("seccomp: notify syscall %d: %w", nr, err)
 		}
 	}
@@ -114,13 +94,15 @@ func loadFilter(traps, notify []uintptr, filters []platform.ArgFilter, last uint
 
 // prologue is the BPF that runs before libseccomp's program. It fails
 // the x86-64 numbers past last but the install call with ENOSYS (libseccomp
-// cannot say "every number above": its rules name numbers one by one),
-// and stops (SECCOMP_RET_TRACE) the notified calls whose argument is one
-// of their filter's Stop values: libseccomp lets a call's unconditional
-// rule win over its conditional ones, so "notify, but stop for these"
-// cannot be said in its rules. The argument is compared on its lower 32
-// bits, as the kernel reads it, and only for x86-64 calls (libseccomp's
-// program fails the others).
+// cannot say "every number above": its rules name numbers one by one);
+// it lets a narrowed call run for its filter's Pass values
+// (SECCOMP_RET_ALLOW) and stops (SECCOMP_RET_TRACE) a notified one for its
+// Stop values: libseccomp cannot say "allow" under an allow default, nor
+// "notify, but stop for these" (a call's unconditional rule wins over its
+// conditional ones). The argument is compared on its lower 32 bits, as the
+// kernel reads it, and only for x86-64 calls (libseccomp's program fails
+// the others). A call the prologue does not decide falls through to
+// libseccomp's program, which traps or notifies it.
 func prologue(notify []uintptr, filters []platform.ArgFilter, last uintptr) []unix.SockFilter {
 	const (
 		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
@@ -131,45 +113,57 @@ func prologue(notify []uintptr, filters []platform.ArgFilter, last uintptr) []un
 		// struct seccomp_data: nr, arch, instruction_pointer, args[6].
 		offNr, offArch, offArgs = 0, 4, 16
 	)
-	var stops []platform.ArgFilter
+	type block struct {
+		af   platform.ArgFilter
+		stop []uint32
+	}
+	var blocks []block
 	// The arch's load and check, the number's load and the two checks
-	// past last, the refusal, the trace.
-	size := 7
+	// past last, the refusal, the trace, the allow.
+	size := 8
 	for _, af := range filters {
-		if len(af.Stop) > 0 && slices.Contains(notify, af.Nr) {
-			stops = append(stops, af)
-			size += 3 + len(af.Stop)
+		b := block{af: af}
+		if slices.Contains(notify, af.Nr) {
+			b.stop = af.Stop
+		}
+		if len(af.Pass)+len(b.stop) > 0 {
+			blocks = append(blocks, b)
+			size += 3 + len(af.Pass) + len(b.stop)
 		}
 	}
-	refuse, trace, end := size-2, size-1, size
+	refuse, trace, allow, end := size-3, size-2, size-1, size
 	p := make([]unix.SockFilter, 0, size)
 	// emit appends an instruction whose jumps go to the absolute
 	// positions jt and jf, 0 for the next instruction (BPF counts them
-	// from the next instruction, in a byte: the prologue is a few dozen
-	// instructions at most).
+	// from the next instruction, in a byte: loadFilter refuses a
+	// prologue longer than a byte reaches).
 	emit := func(code uint16, k uint32, jt, jf int) {
 		pc := len(p)
 		p = append(p, unix.SockFilter{Code: code, K: k, Jt: uint8(max(jt-pc-1, 0)), Jf: uint8(max(jf-pc-1, 0))})
 	}
+	// after is where a block that ends at pos goes on: the next block,
+	// or libseccomp's program after the last.
+	after := func(pos int) int {
+		if pos == refuse {
+			return end
+		}
+		return pos
+	}
 	emit(ld, offArch, 0, 0)
 	emit(jeq, unix.AUDIT_ARCH_X86_64, 0, end)
 	emit(ld, offNr, 0, 0)
-	first := len(p) + 2 // the first stop block
-	if first == refuse {
-		first = end
-	}
-	emit(jgt, uint32(last), 0, first)
+	emit(jgt, uint32(last), 0, after(len(p)+2))
 	emit(jeq, platform.SysInstallFD, end, refuse)
-	for _, af := range stops {
-		next := len(p) + 3 + len(af.Stop) // the next block
-		if next == refuse {
-			next = end
-		}
+	for _, b := range blocks {
+		next := after(len(p) + 3 + len(b.af.Pass) + len(b.stop))
 		// The number is in the accumulator here: a block that does not
 		// match jumps to the next before it loads the argument.
-		emit(jeq, uint32(af.Nr), 0, next)
-		emit(ld, uint32(offArgs+8*af.Arg), 0, 0) // the lower half (little-endian)
-		for _, v := range af.Stop {
+		emit(jeq, uint32(b.af.Nr), 0, next)
+		emit(ld, uint32(offArgs+8*b.af.Arg), 0, 0) // the lower half (little-endian)
+		for _, v := range b.af.Pass {
+			emit(jeq, v, allow, 0)
+		}
+		for _, v := range b.stop {
 			emit(jeq, v, trace, 0)
 		}
 		pc := len(p)
@@ -177,6 +171,7 @@ func prologue(notify []uintptr, filters []platform.ArgFilter, last uintptr) []un
 	}
 	p = append(p, unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)})
 	p = append(p, unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_TRACE})
+	p = append(p, unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ALLOW})
 	return p
 }
 

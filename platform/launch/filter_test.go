@@ -35,12 +35,15 @@ func TestFilterRoutesCalls(t *testing.T) {
 	const (
 		trapped  = unix.SYS_GETPGRP
 		notified = unix.SYS_GETPPID
-		// narrowed is notified only when its first argument, as an
-		// int, is 5 (getuid ignores its arguments).
+		// narrowed is notified but runs on the host when its first
+		// argument, as an int, is 6, and stops for 7 (getuid ignores
+		// its arguments): without a tracer, ENOSYS.
 		narrowed = unix.SYS_GETUID
-		// mixed is notified but stops for 5 (and 7 with the upper
-		// half set): without a tracer, ENOSYS.
+		// mixed is notified but stops for 5 and 7.
 		mixed = unix.SYS_GETEUID
+		// passing always stops but runs on the host for 3 (its Stop
+		// values are ignored: it is not notified).
+		passing = unix.SYS_GETGID
 		// last is the highest number the filter is told of: past it,
 		// statmount (which fails with EFAULT on NULL pointers since
 		// Linux 6.8) is refused with ENOSYS, as is an x32 call. (Not
@@ -50,43 +53,65 @@ func TestFilterRoutesCalls(t *testing.T) {
 		past = unix.SYS_STATMOUNT
 		x32  = 0x40000000 | unix.SYS_GETPID
 	)
-	type results struct {
-		trapped, notified, install, other  uintptr
-		narrowed5, narrowed6, narrowedHigh uintptr
-		narrowed7, mixed5, mixed6, mixed7  uintptr
-		past, x32                          uintptr
-		errs                               [13]unix.Errno
+	// The calls the filtered thread makes, in order, and what each
+	// gets: a notified one the listener's answer (val), an ENOSYS one
+	// stopped for a tracer that is not there (or refused), any other
+	// the host's (host).
+	uid, gid := uintptr(unix.Getuid()), uintptr(unix.Getgid())
+	sid, _ := unix.Getsid(0)
+	type call struct {
+		name string
+		nr   uintptr
+		args [3]uintptr
+		// notified calls: the listener answers val
+		val  int64
+		host uintptr // else, with werr 0: the host's result
+		werr unix.Errno
+	}
+	calls := []call{
+		{name: "trapped, no tracer", nr: trapped, werr: unix.ENOSYS},
+		{name: "notified", nr: notified, val: 4242},
+		{name: "narrowed, another value: notified", nr: narrowed, args: [3]uintptr{5}, val: 55},
+		{name: "narrowed, a passed value: the host's", nr: narrowed, args: [3]uintptr{6}, host: uid},
+		{name: "narrowed, a passed value with the upper half set: the host's", nr: narrowed, args: [3]uintptr{1<<32 | 6}, host: uid},
+		{name: "narrowed, another value with the upper half of a passed one", nr: narrowed, args: [3]uintptr{6<<32 | 5}, val: 56},
+		{name: "narrowed, a value that stops", nr: narrowed, args: [3]uintptr{7}, werr: unix.ENOSYS},
+		{name: "notified, a value that stops", nr: mixed, args: [3]uintptr{0, 5}, werr: unix.ENOSYS},
+		{name: "notified, another value", nr: mixed, args: [3]uintptr{0, 6}, val: 66},
+		{name: "notified, a value that stops with the upper half set", nr: mixed, args: [3]uintptr{0, 1<<32 | 7}, werr: unix.ENOSYS},
+		{name: "stopping, a passed value: the host's", nr: passing, args: [3]uintptr{3}, host: gid},
+		{name: "stopping, another value: no tracer", nr: passing, args: [3]uintptr{4}, werr: unix.ENOSYS},
+		{name: "stopping, a Stop value it ignores: no tracer", nr: passing, args: [3]uintptr{7}, werr: unix.ENOSYS},
+		{name: "install", nr: platform.SysInstallFD, args: [3]uintptr{7, 8, 9}, val: 17},
+		{name: "other", nr: unix.SYS_GETSID, host: uintptr(sid)},
+		{name: "past the last known number", nr: past, werr: unix.ENOSYS},
+		{name: "x32", nr: x32, werr: unix.ENOSYS},
+	}
+	type result struct {
+		r   uintptr
+		err unix.Errno
 	}
 	listener := make(chan int, 1)
-	done := make(chan results, 1)
+	done := make(chan []result, 1)
 	go func() {
 		// Never unlocked: the thread carries the filter and ends with
 		// this goroutine instead of going back to the scheduler.
 		runtime.LockOSThread()
-		fd, err := loadFilter([]uintptr{trapped}, []uintptr{notified, narrowed, mixed},
-			[]platform.ArgFilter{{Nr: narrowed, Arg: 0, Values: []uint32{5, 7}, Stop: []uint32{7}},
-				{Nr: mixed, Arg: 1, Stop: []uint32{5, 7}}}, last)
+		fd, err := loadFilter([]uintptr{trapped, passing}, []uintptr{notified, narrowed, mixed},
+			[]platform.ArgFilter{{Nr: narrowed, Arg: 0, Pass: []uint32{6}, Stop: []uint32{7}},
+				{Nr: mixed, Arg: 1, Stop: []uint32{5, 7}},
+				{Nr: passing, Arg: 0, Pass: []uint32{3}, Stop: []uint32{7}}}, last)
 		if err != nil {
 			t.Error(err)
 			listener <- -1
 			return
 		}
 		listener <- fd
-		var r results
-		r.trapped, _, r.errs[0] = unix.RawSyscall(trapped, 0, 0, 0)
-		r.notified, _, r.errs[1] = unix.RawSyscall(notified, 0, 0, 0)
-		r.narrowed5, _, r.errs[4] = unix.RawSyscall(narrowed, 5, 0, 0)
-		r.narrowed6, _, r.errs[5] = unix.RawSyscall(narrowed, 6, 0, 0)
-		r.narrowedHigh, _, r.errs[6] = unix.RawSyscall(narrowed, 1<<32|5, 0, 0)
-		r.narrowed7, _, r.errs[7] = unix.RawSyscall(narrowed, 7, 0, 0)
-		r.mixed5, _, r.errs[8] = unix.RawSyscall(mixed, 0, 5, 0)
-		r.mixed6, _, r.errs[9] = unix.RawSyscall(mixed, 0, 6, 0)
-		r.mixed7, _, r.errs[10] = unix.RawSyscall(mixed, 0, 1<<32|7, 0)
-		r.install, _, r.errs[2] = unix.RawSyscall(platform.SysInstallFD, 7, 8, 9)
-		r.other, _, r.errs[3] = unix.RawSyscall(unix.SYS_GETSID, 0, 0, 0)
-		r.past, _, r.errs[11] = unix.RawSyscall(past, 0, 0, 0)
-		r.x32, _, r.errs[12] = unix.RawSyscall(x32, 0, 0, 0)
-		done <- r
+		rs := make([]result, len(calls))
+		for i, c := range calls {
+			rs[i].r, _, rs[i].err = unix.RawSyscall(c.nr, c.args[0], c.args[1], c.args[2])
+		}
+		done <- rs
 	}()
 	fd := <-listener
 	if fd < 0 {
@@ -94,7 +119,7 @@ func TestFilterRoutesCalls(t *testing.T) {
 	}
 	defer unix.Close(fd)
 
-	answer := func(wantNr int32, val int64) notif {
+	answer := func(c call) {
 		var req notif
 		for {
 			_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req)))
@@ -110,56 +135,37 @@ func TestFilterRoutesCalls(t *testing.T) {
 			}
 			break
 		}
-		if req.nr() != wantNr {
-			t.Errorf("notified call %d, want %d", req.nr(), wantNr)
+		if req.nr() != int32(c.nr) {
+			t.Errorf("%s: notified call %d, want %d", c.name, req.nr(), c.nr)
 		}
-		resp := notifResp{id: req[0], val: val}
+		for i, a := range c.args {
+			if req.args()[i] != uint64(a) {
+				t.Errorf("%s: argument %d is %#x, want %#x", c.name, i, req.args()[i], a)
+			}
+		}
+		resp := notifResp{id: req[0], val: c.val}
 		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp))); e != 0 {
 			t.Fatalf("NOTIF_SEND: %v", e)
 		}
-		return req
 	}
-	answer(notified, 4242)
-	answer(narrowed, 55)
-	if req := answer(narrowed, 56); req.args()[0] != 1<<32|5 {
-		t.Errorf("narrowed call's argument %#x, want %#x", req.args()[0], uint64(1<<32|5))
+	for _, c := range calls {
+		if c.val != 0 {
+			answer(c)
+		}
 	}
-	if req := answer(mixed, 66); req.args()[1] != 6 {
-		t.Errorf("mixed call's argument %#x, want 6", req.args()[1])
-	}
-	if req := answer(platform.SysInstallFD, 17); req.args()[0] != 7 || req.args()[2] != 9 {
-		t.Errorf("install call's arguments %v, want 7, 8, 9", req.args()[:3])
-	}
-	var r results
+	var rs []result
 	select {
-	case r = <-done:
+	case rs = <-done:
 	case <-time.After(time.Minute):
 		t.Fatal("the filtered thread never finished")
 	}
-	sid, _ := unix.Getsid(0)
-	for _, c := range []struct {
-		name string
-		got  uintptr
-		err  unix.Errno
-		want uintptr
-		werr unix.Errno
-	}{
-		{"trapped, no tracer", r.trapped, r.errs[0], ^uintptr(0) - uintptr(unix.ENOSYS) + 1, unix.ENOSYS},
-		{"notified", r.notified, r.errs[1], 4242, 0},
-		{"install", r.install, r.errs[2], 17, 0},
-		{"other", r.other, r.errs[3], uintptr(sid), 0},
-		{"narrowed, a listed value", r.narrowed5, r.errs[4], 55, 0},
-		{"narrowed, another value: the host's", r.narrowed6, r.errs[5], uintptr(unix.Getuid()), 0},
-		{"narrowed, a listed value with the upper half set", r.narrowedHigh, r.errs[6], 56, 0},
-		{"narrowed, a listed value that stops", r.narrowed7, r.errs[7], 0, unix.ENOSYS},
-		{"notified, a value that stops", r.mixed5, r.errs[8], 0, unix.ENOSYS},
-		{"notified, another value", r.mixed6, r.errs[9], 66, 0},
-		{"notified, a value that stops with the upper half set", r.mixed7, r.errs[10], 0, unix.ENOSYS},
-		{"past the last known number", r.past, r.errs[11], 0, unix.ENOSYS},
-		{"x32", r.x32, r.errs[12], 0, unix.ENOSYS},
-	} {
-		if c.err != c.werr || (c.werr == 0 && c.got != c.want) {
-			t.Errorf("%s: got %d (%v), want %d (%v)", c.name, int64(c.got), c.err, int64(c.want), c.werr)
+	for i, c := range calls {
+		want := c.host
+		if c.val != 0 {
+			want = uintptr(c.val)
+		}
+		if got := rs[i]; got.err != c.werr || (c.werr == 0 && got.r != want) {
+			t.Errorf("%s: got %d (%v), want %d (%v)", c.name, int64(got.r), got.err, int64(want), c.werr)
 		}
 	}
 }

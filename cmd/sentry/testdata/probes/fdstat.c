@@ -631,6 +631,15 @@ static void case_opath(void) {
 	SIMPLE("opath.ftruncate", ftruncate(fd, 0));
 	SIMPLE("opath.setfl", fcntl(fd, F_SETFL, O_APPEND));
 	SIMPLE("opath.getfd", fcntl(fd, F_GETFD));
+	// check_fcntl_cmd: on an O_PATH file any command but the dups,
+	// F_GETFD, F_SETFD, F_GETFL and the queries is EBADF, one the kernel
+	// does not know (F_CANCELLK is its own) and F_SETSIG included.
+	SIMPLE("opath.fcntl_unknown", syscall(SYS_fcntl, fd, 1029, 0));
+	SIMPLE("opath.setsig", fcntl(fd, F_SETSIG, 0));
+	SIMPLE("opath.notify", fcntl(fd, F_NOTIFY, 0));
+	SIMPLE("opath.getown", fcntl(fd, F_GETOWN, 0));
+	SIMPLE("opath.created_query", fcntl(fd, 1028, 0));
+	SIMPLE("opath.dupfd_query", fcntl(fd, 1027, fd));
 	SIMPLEFD("opath.dup", dup(fd));
 	int d = r;
 	T(sc_fstat(d, &st));
@@ -1153,6 +1162,16 @@ static void case_fcntl(void) {
 	begin("setfl.zero.getfl");
 	add(" flags=0x%x", fcntl(fd, F_GETFL) & ~KO_LARGEFILE);
 	end();
+
+	// Commands the kernel does not know: F_CANCELLK (its own), 12 (a
+	// 32-bit kernel's F_GETLK64), 1037 (F_GET_FILE_RW_HINT, gone in Linux
+	// 6.9), one whose register's upper half names a known command.
+	SIMPLE("fcntl.unknown.cancellk", syscall(SYS_fcntl, fd, 1029, 0));
+	SIMPLE("fcntl.unknown.getlk64", syscall(SYS_fcntl, fd, 12, 0));
+	SIMPLE("fcntl.unknown.file_rw_hint", syscall(SYS_fcntl, fd, 1037, 0));
+	SIMPLE("fcntl.unknown.high", syscall(SYS_fcntl, fd, (1UL << 32) | 1029, 0));
+	SIMPLE("fcntl.getsig", fcntl(fd, F_GETSIG, 0));
+	SIMPLE("fcntl.get_seals", fcntl(fd, 1034, 0));
 
 	SIMPLE("dup3.same", dup3(fd, fd, 0));
 	SIMPLE("dup3.same_cloexec", dup3(fd, fd, O_CLOEXEC));
