@@ -16,12 +16,7 @@ import (
 // number for a virtual oldfd, nothing for a host file put over a virtual
 // fd; and nothing changes when the call fails or is the host's.
 func TestNotifiedDups(t *testing.T) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
+	p := hostPipe(t)
 	const virt, other, free = guestFD, guestFD + 1, guestFD + 2
 	for _, tc := range []struct {
 		name    string

@@ -41,12 +41,7 @@ func TestFcntlCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(mfd)
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
+	p := hostPipe(t)
 	// known calls fcntl(fd, cmd, 0): arg 0 is harmless for every command
 	// (no signal, no lock pointer, no seal, a pipe's least size) and
 	// the dups' copies are closed.
@@ -78,12 +73,7 @@ func TestFcntlCommands(t *testing.T) {
 // check_fcntl_cmd's EBADF comes first, F_SETSIG's included; on a host fd
 // the host answers.
 func TestFcntlOnVirtualFDs(t *testing.T) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
+	p := hostPipe(t)
 	const virt, path = guestFD, guestFD + 1
 	host := uintptr(p[0])
 	const cancelLK = 1029 // F_CANCELLK: the kernel's own, EINVAL from fcntl

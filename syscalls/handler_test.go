@@ -136,6 +136,21 @@ func (h *harness) call(nr uintptr, a ...uintptr) platform.Result {
 	return h.k.Syscall(h.tid, nr, &h.args, h.sp())
 }
 
+// hostPipe is a pipe of this process's own, closed at the test's end: a
+// host fd, which no handler may take for a virtual one.
+func hostPipe(t *testing.T) [2]int {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		unix.Close(p[0])
+		unix.Close(p[1])
+	})
+	return p
+}
+
 // guestFD is where the tests' "guest" (this process) gets its descriptors:
 // far above the sentry's own, which live in the same process here.
 const guestFD = 5000

@@ -23,12 +23,7 @@ import (
 // that are not there for a wait on the host) must be ones whose stopped
 // handling rewrites (else they need not stop).
 func TestNotifiedFDCalls(t *testing.T) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
+	p := hostPipe(t)
 	const virt, dir = guestFD, guestFD + 1
 	host := uintptr(p[0])
 	name, value := cstr("user.k"), []byte("v")
