@@ -14,7 +14,7 @@ import (
 // fcntlServed are the commands the sentry serves, follows or checks
 // (Fcntl): the filter traps them on every descriptor.
 var fcntlServed = []uint32{unix.F_DUPFD, unix.F_DUPFD_CLOEXEC, unix.F_GETFL, unix.F_SETFL,
-	unix.F_NOTIFY, unix.F_CREATED_QUERY, unix.F_SETSIG}
+	unix.F_NOTIFY, unix.F_CREATED_QUERY, unix.F_SETSIG, unix.F_SETLEASE}
 
 // TestFcntlCommands asks the running kernel which fcntl commands it knows
 // (any answer but EINVAL, on a shmem file or a pipe) and checks each
@@ -74,7 +74,8 @@ func TestFcntlCommands(t *testing.T) {
 // the host answers.
 func TestFcntlOnVirtualFDs(t *testing.T) {
 	p := hostPipe(t)
-	const virt, path = guestFD, guestFD + 1
+	// untracked is a copy of virt's placeholder the table does not know.
+	const virt, path, untracked = guestFD, guestFD + 1, guestFD + 2
 	host := uintptr(p[0])
 	const cancelLK = 1029 // F_CANCELLK: the kernel's own, EINVAL from fcntl
 	type want struct {
@@ -100,6 +101,11 @@ func TestFcntlOnVirtualFDs(t *testing.T) {
 		{"F_GETFD O_PATH", []uintptr{path, unix.F_GETFD}, pass()},
 		{"F_CREATED_QUERY O_PATH", []uintptr{path, unix.F_CREATED_QUERY}, want{platform.Done, 0}},
 		{"F_CREATED_QUERY virtual", []uintptr{virt, unix.F_CREATED_QUERY}, want{platform.Done, 1}},
+		{"F_SETLEASE virtual", []uintptr{virt, unix.F_SETLEASE, unix.F_RDLCK}, done(unix.EINVAL)},
+		{"F_SETLEASE unlock virtual", []uintptr{virt, unix.F_SETLEASE, unix.F_UNLCK}, done(unix.EINVAL)},
+		{"F_SETLEASE O_PATH", []uintptr{path, unix.F_SETLEASE, unix.F_RDLCK}, done(unix.EBADF)},
+		{"F_SETLEASE placeholder behind the table's back", []uintptr{untracked, unix.F_SETLEASE, unix.F_RDLCK}, done(unix.EINVAL)},
+		{"F_SETLEASE host", []uintptr{host, unix.F_SETLEASE, unix.F_RDLCK}, pass()},
 		{"F_SETLK virtual (passed)", []uintptr{virt, unix.F_SETLK, 0}, pass()},
 		{"F_GET_SEALS virtual (passed)", []uintptr{virt, unix.F_GET_SEALS}, pass()},
 	} {
@@ -109,6 +115,10 @@ func TestFcntlOnVirtualFDs(t *testing.T) {
 			defer unix.Close(virt)
 			h.open(t, cstr(mountPoint+"/a"), unix.O_PATH, path)
 			defer unix.Close(path)
+			if err := unix.Dup2(virt, untracked); err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(untracked)
 			r := h.call(unix.SYS_FCNTL, tc.args...)
 			if r.Action != tc.want.act || (r.Action == platform.Done && r.Ret != tc.want.ret) {
 				t.Errorf("got %+v, want action %v ret %d", r, tc.want.act, tc.want.ret)

@@ -162,17 +162,17 @@ const fGetOwnerUIDs = 17
 // fcntlUntrapped are the commands the filter lets run on the host
 // untrapped (the table's PassValues), on the placeholder for a virtual fd,
 // which is the file's own open description: descriptor flags (exec's sweep
-// asks the kernel, Kernel.Exec), record and OFD locks, owners, leases,
+// asks the kernel, Kernel.Exec), record and OFD locks, owners, F_GETLEASE,
 // pipe sizes, seals, write hints and F_DUPFD_QUERY. Every other command is
-// trapped: those Fcntl serves or follows, F_SETSIG (owner.go), and any the
-// sentry does not know, which a newer kernel may have given a meaning
+// trapped: those Fcntl serves or follows, F_SETSIG (owner.go), F_SETLEASE
+// (refused on the sentry's files), and any the sentry does not know, which a newer kernel may have given a meaning
 // (fail closed). The list is Linux 6.18's do_fcntl, checked command by
 // command (TestFcntlCommands); the most frequent come first, as the filter
 // compares them in this order.
 var fcntlUntrapped = []uint32{unix.F_SETFD, unix.F_GETFD, unix.F_SETLK, unix.F_SETLKW, unix.F_GETLK,
 	unix.F_OFD_SETLK, unix.F_OFD_SETLKW, unix.F_OFD_GETLK, unix.F_GETOWN, unix.F_SETOWN,
 	unix.F_GETOWN_EX, unix.F_SETOWN_EX, fGetOwnerUIDs, unix.F_GETSIG, unix.F_GETLEASE,
-	unix.F_SETLEASE, unix.F_DUPFD_QUERY, unix.F_GETPIPE_SZ, unix.F_SETPIPE_SZ, unix.F_GET_SEALS,
+	unix.F_DUPFD_QUERY, unix.F_GETPIPE_SZ, unix.F_SETPIPE_SZ, unix.F_GET_SEALS,
 	unix.F_ADD_SEALS, unix.F_GET_RW_HINT, unix.F_SET_RW_HINT}
 
 // pathFcntl reports whether cmd may be given an O_PATH descriptor
@@ -209,6 +209,10 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 		return sentry.Err(unix.EBADF)
 	case cmd == unix.F_SETSIG && !sigioSafe(args[2]):
 		return refuseSetsig(c, fd)
+	case f == nil && cmd == unix.F_SETLEASE && onSentryStore(c, fd):
+		// A placeholder the guest holds behind the table's back: as
+		// one the table knows (below).
+		return sentry.Err(unix.EINVAL)
 	case f == nil && !(dupfd && fdt.Shared()):
 		// A host fd. (A dup in a shared table is observed below:
 		// another thread may put a virtual fd at fd before the host
@@ -216,6 +220,17 @@ func Fcntl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 		return sentry.Pass()
 	}
 	switch cmd {
+	case unix.F_SETLEASE:
+		// No leases on the sentry's files, as on a file system without
+		// them (simple_nosetlease), and as in gVisor: a lease on a
+		// backing would make the sentry's own open of it for another
+		// guest (Inode.OpenHost), or its truncate, wait in the
+		// kernel's break_lease for up to lease-break-time (45 s),
+		// holding the thread that serves it (on ptrace, the tracer:
+		// every guest thread) while the holder, itself waiting for
+		// the sandbox, does not give it up. F_GETLEASE, untrapped,
+		// then says F_UNLCK, as it does there.
+		return sentry.Err(unix.EINVAL)
 	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC:
 		return sentry.Observe(c, unix.SYS_FCNTL, args, &dupExit{oldfd: fd, target: -1, cloexec: cmd == unix.F_DUPFD_CLOEXEC}, true)
 	case unix.F_CREATED_QUERY:

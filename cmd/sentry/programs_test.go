@@ -440,3 +440,28 @@ func TestFlockOnTmpfs(t *testing.T) {
 func TestRecordLocksOnTmpfs(t *testing.T) {
 	sameOnBothTmpfs(t, `python3 `+testdataCopy(t, "locks.py")+` "$1"`)
 }
+
+// TestLeasesRefused: a lease on a sentry file is refused (EINVAL, as on a
+// file system without leases), so that a writer's open, which the sentry
+// makes on the host, never waits in the kernel's lease break: it held the
+// sentry (on ptrace every guest thread, on unotify the other processes'
+// calls) for lease-break-time, 45 s, while the holder waited for the
+// writer. A lease on a host file is the host's, as natively.
+func TestLeasesRefused(t *testing.T) {
+	host, err := os.MkdirTemp("/var/tmp", "sentry-lease-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(host)
+	r := sandboxed(t, nil, "python3", testdataCopy(t, "leases.py"), "/tmp", host)
+	want := `sentry file lease: 22
+sentry file getlease: True
+writer opened while the holder waits: True
+host file lease: granted
+host file getlease: True
+host file released: True
+`
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("exit %d, stdout:\n%s\nwant:\n%s\nstderr: %s", r.code, r.stdout, want, r.stderr)
+	}
+}
