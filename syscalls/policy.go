@@ -188,6 +188,8 @@ func Policies() []Policy {
 		unix.SYS_PRCTL)
 	checked("checked: joining a mount namespace (by its file or a pidfd with CLONE_NEWNS) refused with EPERM: the guest stays in the namespace the sentry resolves its paths in",
 		unix.SYS_SETNS)
+	checked("checked: a userfaultfd that handles the kernel's faults too (without UFFD_USER_MODE_ONLY) refused with EPERM, as for an unprivileged caller on a default system: the sentry's own reads of the guest's memory (paths, structs) would wait on it for a fault the guest, waiting for the sentry, never resolves (task.go); the same for /dev/userfaultfd's USERFAULTFD_IOC_NEW (policy_fdargs.go)",
+		unix.SYS_USERFAULTFD)
 	checked("checked: SECCOMP_FILTER_FLAG_NEW_LISTENER refused with EINVAL (an unknown flag before Linux 5.0): a guest listener's CONTINUE would run calls the sentry never saw",
 		unix.SYS_SECCOMP)
 
@@ -222,8 +224,6 @@ func Policies() []Policy {
 		unix.SYS_FADVISE64, unix.SYS_FLOCK, unix.SYS_SENDFILE, unix.SYS_COPY_FILE_RANGE, unix.SYS_SPLICE,
 		unix.SYS_TEE, unix.SYS_SYNC_FILE_RANGE, unix.SYS_READAHEAD, unix.SYS_CACHESTAT)
 	harmless(whyMapping, unix.SYS_MSYNC, unix.SYS_MADVISE, unix.SYS_REMAP_FILE_PAGES)
-	harmless("harmless: registers the guest's own memory for fault handling, no path, no descriptor",
-		unix.SYS_USERFAULTFD)
 	harmless(whySignals,
 		unix.SYS_RT_SIGACTION, unix.SYS_RT_SIGPROCMASK, unix.SYS_RT_SIGRETURN, unix.SYS_PAUSE,
 		unix.SYS_RT_SIGPENDING, unix.SYS_RT_SIGTIMEDWAIT, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_RT_SIGSUSPEND,

@@ -75,6 +75,12 @@ const (
 // (an eventfd, a bpf program, a socket, a dma-buf, a namespace), and the
 // driver refuses a placeholder with the errno it gives a tmpfs file.
 func CheckedIoctl(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if uint32(args[1]) == userfaultfdIocNew && int32(args[2])&uffdUserModeOnly == 0 && userfaultfdDev(c, int32(args[0])) {
+		// /dev/userfaultfd's userfaultfd(flags), which its opener makes
+		// without CAP_SYS_PTRACE: refused as the call is (Userfaultfd),
+		// on a host fd or a sentry device node's placeholder alike.
+		return sentry.Err(unix.EPERM)
+	}
 	if c.FDTable().Has(int32(args[0])) {
 		return Ioctl(c, args)
 	}
@@ -668,6 +674,31 @@ func hasCap(c *sentry.Call, cp uint) bool {
 	}
 	v, err := strconv.ParseUint(strings.TrimSpace(string(line)), 16, 64)
 	return err == nil && v&(1<<cp) != 0
+}
+
+// userfaultfdIocNew is USERFAULTFD_IOC_NEW, _IO(0xAA, 0x00)
+// (include/uapi/linux/userfaultfd.h).
+const userfaultfdIocNew = 0xAA00
+
+// userfaultfdDev reports whether the guest's fd fd is the userfaultfd
+// misc device (character device 10, the minor /proc/misc gives it).
+func userfaultfdDev(c *sentry.Call, fd int32) bool {
+	var stx unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, c.FDLink(fd), 0, unix.STATX_TYPE, &stx) != nil ||
+		stx.Mode&unix.S_IFMT != unix.S_IFCHR || stx.Rdev_major != 10 {
+		return false
+	}
+	misc, err := os.ReadFile("/proc/misc")
+	if err != nil {
+		// No misc devices listed: take any of them for it.
+		return true
+	}
+	for line := range strings.Lines(string(misc)) {
+		if minor, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == "userfaultfd" {
+			return minor == strconv.Itoa(int(stx.Rdev_minor))
+		}
+	}
+	return false
 }
 
 // bpf(2) commands and attach types that take paths.

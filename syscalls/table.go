@@ -207,6 +207,7 @@ func NewTable() *sentry.SyscallTable {
 	add(unix.SYS_UNSHARE, "unshare", Unshare, clfl)
 	add(unix.SYS_SETNS, "setns", Setns, fd, clfl)
 	add(unix.SYS_SECCOMP, "seccomp", Seccomp, num, hex, ptr)
+	add(unix.SYS_USERFAULTFD, "userfaultfd", Userfaultfd, hex)
 	// Credentials: task.go.
 	for _, c := range []struct {
 		nr   uintptr

@@ -401,6 +401,26 @@ func Setns(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	return sentry.Pass()
 }
 
+// uffdUserModeOnly is UFFD_USER_MODE_ONLY (include/uapi/linux/userfaultfd.h).
+const uffdUserModeOnly = 1
+
+// Userfaultfd is userfaultfd(flags). One that handles the kernel's faults
+// as well as the guest's own (without UFFD_USER_MODE_ONLY) is refused
+// with EPERM, as userfaultfd_syscall_allowed refuses it to a caller
+// without CAP_SYS_PTRACE while vm.unprivileged_userfaultfd is 0 (Linux's
+// default): the sentry reads the guest's memory for its calls (a path, a
+// stat buffer) with process_vm_readv, a remote fault that such a
+// userfaultfd makes wait, killably only, until the guest resolves it,
+// while the guest waits for the sentry (on ptrace the tracer, so every
+// guest thread, hung for good). A user-mode-only userfaultfd fails those
+// reads with EFAULT, as the guest's own kernel would fail the call.
+func Userfaultfd(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
+	if int32(args[0])&uffdUserModeOnly == 0 {
+		return sentry.Err(unix.EPERM)
+	}
+	return sentry.Pass()
+}
+
 // Seccomp is seccomp(op, flags, args). A guest filter installed with
 // SECCOMP_FILTER_FLAG_NEW_LISTENER would have its listener answer calls
 // before the sentry sees them (SECCOMP_RET_USER_NOTIF outranks the

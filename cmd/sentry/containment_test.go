@@ -513,6 +513,46 @@ func TestContainPathRace(t *testing.T) {
 	})
 }
 
+// TestContainUserfaultfd: a userfaultfd that handles the kernel's faults
+// is refused (EPERM), by the call, by /dev/userfaultfd and by a node of
+// that device on the sentry's tmpfs: with one, a guest thread whose call's
+// path lies on a page nobody fills made the sentry's process_vm_readv wait
+// for good (on ptrace the tracer, so the whole guest, which was to fill the
+// page: hung until killed, as the host's root and wherever
+// vm.unprivileged_userfaultfd is 1). A user-mode-only one works, and such a
+// call fails with EFAULT while the rest of the guest goes on. Runs under
+// timeout: a hang is a failure, not a stuck test.
+func TestContainUserfaultfd(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the guest that may make a kernel-mode userfaultfd is the host's root (--userns=off)")
+	}
+	prog := buildC(t, "uffd")
+	const common = `userfaultfd: EPERM
+userfaultfd user-mode-only: ok
+/dev/userfaultfd new: EPERM
+/dev/userfaultfd new user-mode-only: ok
+`
+	const after = `stat on an unfilled page: EFAULT
+another stat meanwhile: ok
+`
+	for _, c := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"userns", nil, common + "node: EPERM\n" + after},
+		{"host-root", hostRootFlags, common + "node new: EPERM\n" + after},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			argv := append([]string{"timeout", "-s", "KILL", "120", sentryBin, "run"}, c.flags...)
+			r := runCmd(t, "", append(argv, "--", prog, "/tmp")...)
+			if r.code != 0 || r.stdout != c.want {
+				t.Errorf("exit %d (-1: killed after 120 s, hung), stdout:\n%s\nwant:\n%s\nstderr: %s", r.code, r.stdout, c.want, r.stderr)
+			}
+		})
+	}
+}
+
 // TestContainInstallCall: the guest makes the sentry's install call
 // (platform.SysInstallFD) itself. Alone, it gets ENOSYS at once (on ptrace
 // the tracer serves the install calls it makes and the serving threads
