@@ -165,10 +165,10 @@ const fGetOwnerUIDs = 17
 // asks the kernel, Kernel.Exec), record and OFD locks, owners, F_GETLEASE,
 // pipe sizes, seals, write hints and F_DUPFD_QUERY. Every other command is
 // trapped: those Fcntl serves or follows, F_SETSIG (owner.go), F_SETLEASE
-// (refused on the sentry's files), and any the sentry does not know, which a newer kernel may have given a meaning
-// (fail closed). The list is Linux 6.18's do_fcntl, checked command by
-// command (TestFcntlCommands); the most frequent come first, as the filter
-// compares them in this order.
+// (refused on the sentry's files), and any the sentry does not know, which
+// a newer kernel may have given a meaning (fail closed). The list is Linux
+// 6.18's do_fcntl, checked command by command (TestFcntlCommands); the
+// most frequent come first, as the filter compares them in this order.
 var fcntlUntrapped = []uint32{unix.F_SETFD, unix.F_GETFD, unix.F_SETLK, unix.F_SETLKW, unix.F_GETLK,
 	unix.F_OFD_SETLK, unix.F_OFD_SETLKW, unix.F_OFD_GETLK, unix.F_GETOWN, unix.F_SETOWN,
 	unix.F_GETOWN_EX, unix.F_SETOWN_EX, fGetOwnerUIDs, unix.F_GETSIG, unix.F_GETLEASE,
