@@ -1,0 +1,4 @@
+package syscalls
+
+// FileIoctls is fileIoctls, for the tests of package syscalls_test.
+var FileIoctls = fileIoctls
