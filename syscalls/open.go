@@ -282,14 +282,26 @@ func openExisting(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, trai
 		}
 	case unix.S_IFREG:
 		if flags&unix.O_TRUNC != 0 && flags&unix.O_PATH == 0 {
-			// handle_truncate. Linux takes the descriptor number
+			// handle_truncate, after the open (vfs_open's
+			// fsnotify_open comes first: a watch sees the open, then
+			// the truncate). Linux takes the descriptor number
 			// first, so an open that fails with EMFILE truncates
 			// nothing; here the number comes last, and such an open
 			// has truncated (the one divergence of the order).
-			if err := ino.Truncate(0, c.Creds()); err != nil {
-				return sentry.ErrOf(err)
-			}
-			notifyChild(d, vfs.DNModify)
+			return installOpenThen(c, m, d, flags, nil, func(hfd int) error {
+				if t, ok := ino.(vfs.OpenTruncater); ok {
+					through, err := t.TruncateOpened(hfd, c.Creds())
+					if err == nil && !through {
+						notifyChild(d, vfs.DNModify)
+					}
+					return err
+				}
+				if err := ino.Truncate(0, c.Creds()); err != nil {
+					return err
+				}
+				notifyChild(d, vfs.DNModify)
+				return nil
+			})
 		}
 	}
 	return installOpen(c, m, d, flags, nil)
@@ -301,6 +313,12 @@ func openExisting(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, trai
 // task's table. undo, set exactly when this open created d, runs when no
 // number is free.
 func installOpen(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, undo func()) sentry.Result {
+	return installOpenThen(c, m, d, flags, undo, nil)
+}
+
+// installOpenThen is installOpen with then run on the placeholder once it
+// is open, before it is installed; its error fails the open.
+func installOpenThen(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, undo func(), then func(hfd int) error) sentry.Result {
 	// The description first: its reference keeps an O_TMPFILE inode
 	// (no name) until it goes with the description on failure.
 	f := vfs.NewFileDescription(m, d, fileFlags(flags))
@@ -320,6 +338,11 @@ func installOpen(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, undo 
 		return sentry.ErrOf(errnoOf(err))
 	}
 	f.HostFD = hfd
+	if then != nil {
+		if err := then(hfd); err != nil {
+			return sentry.ErrOf(errnoOf(err))
+		}
+	}
 	return c.InstallFile(f, flags&unix.O_CLOEXEC != 0, undo)
 }
 

@@ -59,14 +59,6 @@ func hostDirFD(c *sentry.Call, dirfd int32) sentry.Result {
 	return hostFD(c, dirfd, errUnserved)
 }
 
-// InotifyAddWatch is inotify_add_watch(fd, path, mask): fd is the inotify
-// instance, the path is the guest's cwd's (IN_DONT_FOLLOW: the last
-// symlink is not followed).
-func InotifyAddWatch(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	res, _ := hostPathAt(c, unix.AT_FDCWD, args[1], uint32(args[2])&unix.IN_DONT_FOLLOW == 0, false)
-	return res
-}
-
 // hostPathAt resolves (dirfd, path) for a call the sentry does not serve
 // on its files: ok with Pass when the path stays on the host (the host
 // then gets the path the sentry resolved, when it differs from the

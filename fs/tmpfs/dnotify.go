@@ -90,6 +90,23 @@ func (d *dentry) NotifyChild(event uint32) {
 		unix.UtimesNanoAt(fs.store.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
 		return
 	}
+	if d.inode.isDir() {
+		// The mirror is an empty directory: a time of it moved raises
+		// FS_MODIFY or FS_ACCESS with FS_ISDIR (notify_change), a
+		// chmod FS_ATTRIB.
+		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+		switch event {
+		case vfs.DNAttrib:
+			unix.Fchmodat(fs.store.root, name, 0o700, 0)
+		case vfs.DNModify:
+			ts[1].Nsec = unix.UTIME_NOW
+			unix.UtimesNanoAt(fs.store.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+		case vfs.DNAccess:
+			ts[0].Nsec = unix.UTIME_NOW
+			unix.UtimesNanoAt(fs.store.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		return
+	}
 	switch event {
 	case vfs.DNAttrib:
 		unix.Fchmodat(fs.store.root, name, 0o600, 0)
@@ -108,14 +125,37 @@ func (d *dentry) NotifyChild(event uint32) {
 	}
 }
 
-// mirrorCreate makes name, of inode child, in directory dir's mirror.
+// mirrorCreate makes name, of inode child, in directory dir's mirror: a
+// subdirectory's is an empty directory, so that inotify's events for it
+// carry IN_ISDIR as Linux's do.
 func (s *store) mirrorCreate(dir uint64, name string, child *inode) {
 	var buf, rbuf [24]byte
 	p := backingName(&buf, 'd', dir) + "/" + name
-	if child.isRegular() && unix.Linkat(s.root, backingName(&rbuf, 'r', child.ino), s.root, p, 0) == nil {
+	switch {
+	case child.isRegular() && unix.Linkat(s.root, backingName(&rbuf, 'r', child.ino), s.root, p, 0) == nil:
+	case child.isDir():
+		unix.Mkdirat(s.root, p, 0o700)
+	default:
+		unix.Mknodat(s.root, p, unix.S_IFREG|0o600, 0)
+	}
+}
+
+// mirrorMake makes an entry of inode child's kind at p, a name in the
+// store's root.
+func (s *store) mirrorMake(p string, child *inode) {
+	if child != nil && child.isDir() {
+		unix.Mkdirat(s.root, p, 0o700)
 		return
 	}
 	unix.Mknodat(s.root, p, unix.S_IFREG|0o600, 0)
+}
+
+// mirrorRemove removes p, a mirror entry (an empty directory for a
+// subdirectory).
+func (s *store) mirrorRemove(p string) {
+	if unix.Unlinkat(s.root, p, 0) == unix.EISDIR {
+		unix.Unlinkat(s.root, p, unix.AT_REMOVEDIR)
+	}
 }
 
 // OpenHostNamed implements vfs.NamedOpener: a regular file in a watched
@@ -143,7 +183,7 @@ func (d *dentry) OpenHostNamed(flags uint32) (int, error) {
 // mirrorDelete removes name from directory dir's mirror.
 func (s *store) mirrorDelete(dir uint64, name string) {
 	var buf [24]byte
-	unix.Unlinkat(s.root, backingName(&buf, 'd', dir)+"/"+name, 0)
+	s.mirrorRemove(backingName(&buf, 'd', dir) + "/" + name)
 }
 
 // mirrorRenameLocked is rename (or exchange) of oldName in od to newName
@@ -176,7 +216,7 @@ func (fs *Filesystem) mirrorRenameLocked(od *dentry, oldName string, nd *dentry,
 		if exchange {
 			unix.Renameat2(s.root, tmp, s.root, from, 0)
 		} else {
-			unix.Unlinkat(s.root, tmp, 0)
+			s.mirrorRemove(tmp)
 		}
 	default:
 		// Into a watched directory.
@@ -185,26 +225,87 @@ func (fs *Filesystem) mirrorRenameLocked(od *dentry, oldName string, nd *dentry,
 			unix.Renameat2(s.root, tmp, s.root, to, 0)
 			return
 		}
-		unix.Mknodat(s.root, tmp, unix.S_IFREG|0o600, 0)
+		s.mirrorMake(tmp, od.inode.dir.entries[oldName].inode)
 		unix.Renameat2(s.root, tmp, s.root, to, 0)
 	}
 }
 
 // notifySelf raises event on directory ino's backing itself: a change of
-// its mode (FS_ATTRIB), a read of it (FS_ACCESS, iterate_dir).
+// its mode (FS_ATTRIB), a read of it (FS_ACCESS, iterate_dir), a change of
+// its mtime alone (FS_MODIFY), each by the change of the backing that
+// raises it alone (notify_change): an open of it would show a watch an
+// open and a close too. The backing's own times are no one's.
 func (s *store) notifySelf(ino uint64, event uint32) {
 	var buf [24]byte
 	name := backingName(&buf, 'd', ino)
+	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
 	switch event {
 	case vfs.DNAttrib:
 		unix.Fchmodat(s.root, name, 0o700, 0)
 	case vfs.DNAccess:
-		fd, err := unix.Openat(s.root, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return
-		}
-		var b [256]byte
-		unix.Getdents(fd, b[:])
-		unix.Close(fd)
+		ts[0].Nsec = unix.UTIME_NOW
+		unix.UtimesNanoAt(s.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+	case vfs.DNModify:
+		ts[1].Nsec = unix.UTIME_NOW
+		unix.UtimesNanoAt(s.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
 	}
+}
+
+// WatchTarget implements vfs.InotifyTarget: a regular file's events are
+// its backing's (the guest's untrapped I/O, the sentry's opens, truncates
+// and attribute changes of it), a directory's those of its backing, which
+// mirrors its entries from now on (Watch). Other types have no host inode
+// of their own.
+func (d *dentry) WatchTarget() (int, error) {
+	var buf [24]byte
+	switch {
+	case d.inode.isRegular():
+		// Before the watch is placed, so that the link's FS_ATTRIB is
+		// not seen; under the inode's lock, as its renames and its
+		// removal (a second name made twice would outlive the file).
+		d.inode.mu.Lock()
+		if !d.inode.inotified.Load() {
+			d.fs.store.linkWatched(d.inode.ino)
+			d.inode.inotified.Store(true)
+		}
+		d.inode.mu.Unlock()
+		return unix.Openat(d.fs.store.root, backingName(&buf, 'r', d.inode.ino), unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	case d.inode.isDir():
+		if err := d.Watch(); err != nil {
+			return -1, err
+		}
+		return unix.Openat(d.fs.store.root, backingName(&buf, 'd', d.inode.ino), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	}
+	return -1, unix.EOPNOTSUPP
+}
+
+// A watched regular file's backing has a second name in the store, "w<ino>"
+// or "v<ino>", which a rename of the file renames to the other: the host
+// raises FS_MOVE_SELF on the backing and moves its ctime, as Linux's rename
+// does the file's, and nothing else (the chmod that moves an unwatched
+// file's ctime raises FS_ATTRIB). Renaming the backing's own name would
+// leave a moment without it for the sentry's other threads. The second
+// name goes before the backing's own when the file is freed, so that the
+// last unlink raises FS_DELETE_SELF, as Linux's unlink of its last name.
+
+// linkWatched gives regular inode ino's backing its second name.
+func (s *store) linkWatched(ino uint64) {
+	var buf, wbuf [24]byte
+	unix.Linkat(s.root, backingName(&buf, 'r', ino), s.root, backingName(&wbuf, 'w', ino), 0)
+}
+
+// moveWatched renames regular inode ino's second name to the other one.
+func (s *store) moveWatched(ino uint64) {
+	var wbuf, vbuf [24]byte
+	w, v := backingName(&wbuf, 'w', ino), backingName(&vbuf, 'v', ino)
+	if unix.Renameat2(s.root, w, s.root, v, unix.RENAME_NOREPLACE) == unix.ENOENT {
+		unix.Renameat2(s.root, v, s.root, w, unix.RENAME_NOREPLACE)
+	}
+}
+
+// unlinkWatched removes regular inode ino's second name.
+func (s *store) unlinkWatched(ino uint64) {
+	var wbuf, vbuf [24]byte
+	unix.Unlinkat(s.root, backingName(&wbuf, 'w', ino), 0)
+	unix.Unlinkat(s.root, backingName(&vbuf, 'v', ino), 0)
 }

@@ -55,6 +55,10 @@ type inode struct {
 	// watched is set on a directory once the guest asked for dnotify
 	// events in it (dnotify.go).
 	watched atomic.Bool
+	// inotified is set on a regular file once an inotify watch was
+	// placed on its backing, which then has a second name (dnotify.go,
+	// WatchTarget).
+	inotified atomic.Bool
 
 	// mu protects the fields below.
 	mu sync.Mutex
@@ -385,6 +389,11 @@ func (i *inode) releaseData() {
 			// unlink its backing.
 			i.fs.store.setFlags(i.ino, 0)
 		}
+		if i.inotified.Load() {
+			i.mu.Lock()
+			i.fs.store.unlinkWatched(i.ino)
+			i.mu.Unlock()
+		}
 		i.fs.store.removeFile(i.ino)
 	case i.isDir():
 		i.fs.store.removeDir(i.ino)
@@ -397,6 +406,19 @@ func (i *inode) releaseData() {
 	}
 	i.mu.Unlock()
 	i.fs.unreservePages(n)
+}
+
+// touchCtimeMoved is touchCtime for a rename, which raises FS_MOVE_SELF
+// on the inode (fsnotify_move) and no FS_ATTRIB: a watched regular file's
+// backing gets both by a rename of its second name (moveWatched).
+func (i *inode) touchCtimeMoved(now int64) {
+	if i.isRegular() && i.inotified.Load() {
+		i.mu.Lock()
+		i.fs.store.moveWatched(i.ino)
+		i.mu.Unlock()
+		return
+	}
+	i.touchCtime(now)
 }
 
 // touchCtime sets ctime to now (inode_set_ctime_current).

@@ -401,9 +401,22 @@ func (o *ourSide) run(s step) ([]byte, error) {
 			n, end, err := i.Append(pattern(s.n, 0), c)
 			return []byte(fmt.Sprint(n, end)), err
 		case "ftruncate":
-			return nil, i.Truncate(s.off, nil)
+			// Untrapped in the sandbox: the host's, on the placeholder.
+			fd, err := i.OpenHost(unix.O_WRONLY)
+			if err != nil {
+				return nil, err
+			}
+			defer unix.Close(fd)
+			return nil, unix.Ftruncate(fd, s.off)
 		default:
-			return nil, i.Truncate(0, nil)
+			// O_TRUNC: through the open's placeholder.
+			fd, err := i.OpenHost(unix.O_WRONLY)
+			if err != nil {
+				return nil, err
+			}
+			defer unix.Close(fd)
+			_, err = i.(vfs.OpenTruncater).TruncateOpened(fd, nil)
+			return nil, err
 		}
 	case "truncate":
 		i, err := o.openAs(s.a, c, vfs.MayWrite)
@@ -770,7 +783,12 @@ func TestLinuxDifferential(t *testing.T) {
 				{op: "append", a: "f", n: 5},
 				{op: "otrunc", a: "f"},
 				{op: "otrunc", a: "f"},
+				// truncate(2) of an empty file to 0 moves no time;
+				// O_TRUNC and ftruncate do.
+				{op: "truncate", a: "f", off: 0},
+				{op: "ftruncate", a: "f", off: 0},
 				{op: "append", a: "f", n: 8192},
+				{op: "truncate", a: "f", off: 8192},
 				{op: "create", a: "g", mode: 07777},
 				{op: "write", a: "g", off: 8191, n: 2},
 				{op: "write", a: "nope", n: 1},

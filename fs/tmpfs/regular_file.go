@@ -173,12 +173,13 @@ func (i *inode) removePrivs(c *vfs.Credentials) {
 	i.fs.store.chmodFile(i.ino, mode)
 }
 
-// Truncate implements vfs.Inode.Truncate, as do_truncate -> shmem_setattr:
-// ftruncate of the backing, which moves mtime and ctime even when the size
-// does not change (as Linux 6.18's tmpfs does for truncate, ftruncate and
-// O_TRUNC alike). A caller without CAP_FSETID loses SUID and SGID whether
-// or not the size changes (do_truncate passes ATTR_KILL_SUID/SGID from
-// dentry_needs_remove_privs).
+// Truncate implements vfs.Inode.Truncate, as truncate(2): vfs_truncate ->
+// do_truncate -> shmem_setattr, by a truncate of the backing by its name,
+// which is that very path (no time attributes: the times stay when a size
+// of 0 stays 0, as Linux's; no open of the backing, which an inotify watch
+// of the file would see). A caller without CAP_FSETID loses SUID and SGID
+// whether or not the size changes (do_truncate passes
+// ATTR_KILL_SUID/SGID from dentry_needs_remove_privs).
 func (i *inode) Truncate(size int64, c *vfs.Credentials) error {
 	if i.isDir() {
 		return unix.EISDIR
@@ -186,14 +187,48 @@ func (i *inode) Truncate(size int64, c *vfs.Credentials) error {
 	if !i.isRegular() || size < 0 {
 		return unix.EINVAL
 	}
-	fd, err := i.openData(unix.O_WRONLY)
-	if err != nil {
+	if err := i.dataOpCheck(); err != nil {
 		return err
 	}
-	defer unix.Close(fd)
-	if err := unix.Ftruncate(fd, size); err != nil {
+	if err := i.fs.store.truncateFile(i.ino, size); err != nil {
 		return err
 	}
 	i.removePrivs(c)
 	return nil
+}
+
+// TruncateOpened implements vfs.OpenTruncater: O_TRUNC's handle_truncate,
+// on the open's own placeholder fd, after the open (a watch sees the open,
+// then the truncate, as Linux's; a watched directory sees it through the
+// placeholder's name, OpenHostNamed): do_truncate with
+// ATTR_MTIME|ATTR_CTIME, which moves both times even when the size does
+// not change, as ftruncate of the placeholder does. A placeholder not
+// open for writing (O_RDONLY|O_TRUNC) cannot be truncated: the backing
+// is opened for it.
+func (i *inode) TruncateOpened(fd int, c *vfs.Credentials) (bool, error) {
+	if i.isDir() {
+		return false, unix.EISDIR
+	}
+	if !i.isRegular() {
+		return false, unix.EINVAL
+	}
+	if err := i.dataOpCheck(); err != nil {
+		return false, err
+	}
+	through := true
+	if err := unix.Ftruncate(fd, 0); err == unix.EINVAL || err == unix.EBADF {
+		through = false
+		wfd, err := i.openData(unix.O_WRONLY)
+		if err != nil {
+			return false, err
+		}
+		defer unix.Close(wfd)
+		if err := unix.Ftruncate(wfd, 0); err != nil {
+			return false, err
+		}
+	} else if err != nil {
+		return false, err
+	}
+	i.removePrivs(c)
+	return through, nil
 }

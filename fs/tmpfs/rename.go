@@ -123,7 +123,7 @@ func (d *dentry) Rename(oldName string, newParent vfs.Dentry, newName string, fl
 		nd.inode.nlink.Add(1)
 	}
 	nd.insertEntryLocked(newName, old, now)
-	old.inode.touchCtime(now) // simple_rename_timestamp
+	old.inode.touchCtimeMoved(now) // simple_rename_timestamp
 	return nil
 }
 
@@ -159,8 +159,8 @@ func (fs *Filesystem) exchangeLocked(od, old, nd, target *dentry, now int64) {
 		dir.mtime, dir.ctime = now, now
 		dir.mu.Unlock()
 	}
-	old.inode.touchCtime(now)
-	target.inode.touchCtime(now)
+	old.inode.touchCtimeMoved(now)
+	target.inode.touchCtimeMoved(now)
 }
 
 // isAncestorOrSelf reports whether a is d or one of d's ancestors. fs.mu

@@ -209,6 +209,14 @@ func (s *store) openFile(ino uint64, flags int) (int, error) {
 	return unix.Openat(s.root, backingName(&buf, 'r', ino), flags|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 }
 
+// truncateFile sets regular inode ino's backing to size by its name, as
+// truncate(2): an open of it for the purpose would show a watch of the
+// file (inotify) an open and a close that Linux's truncate does not make.
+func (s *store) truncateFile(ino uint64, size int64) error {
+	var buf [24]byte
+	return unix.Truncate("/proc/self/fd/"+strconv.Itoa(s.root)+"/"+backingName(&buf, 'r', ino), size)
+}
+
 // openDir opens directory inode ino's backing, an empty host directory
 // made on first use, with flags: each open is a description of its own,
 // whose offset is the guest's directory offset (getdents, lseek), and

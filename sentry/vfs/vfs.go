@@ -337,6 +337,23 @@ const (
 	DNAttrib = 0x20
 )
 
+// OpenTruncater is a regular file whose open with O_TRUNC truncates it
+// through the open's own placeholder fd (TruncateOpened), after the open,
+// as Linux's handle_truncate does; throughFD tells that it did (a
+// watched directory then saw it through the placeholder's name), false
+// when it had to truncate the file otherwise.
+type OpenTruncater interface {
+	TruncateOpened(fd int, c *Credentials) (throughFD bool, err error)
+}
+
+// InotifyTarget is a file whose inotify watches the host keeps, on a host
+// inode that raises the file's events: WatchTarget opens that inode with
+// O_PATH (a directory's mirrors its entries from then on, as for
+// DirWatcher); EOPNOTSUPP for a file with no such inode.
+type InotifyTarget interface {
+	WatchTarget() (int, error)
+}
+
 // ChildNotifier is a file whose change the sentry made raises a dnotify
 // event (DNAttrib, DNModify, DNAccess) in the directory holding
 // it, as fsnotify_change reports a child's change to its parent.
