@@ -14,7 +14,8 @@ import (
 // host's (with the sentry's resolution when it went through a sentry
 // mount). A sentry file's watch is the host's too, kept on the host inode
 // that raises the file's events (vfs.InotifyTarget: a regular file's
-// backing, a directory's backing mirroring its entries): the sentry adds
+// backing, a directory's backing mirroring its entries, a symlink's or
+// socket's stand-in; a FIFO or device has none): the sentry adds
 // it to the guest's own instance, its copy of which it takes with
 // pidfd_getfd, through /proc/self/fd of an O_PATH open of that inode. The
 // watch descriptor is then the instance's, and the events, their names

@@ -160,7 +160,7 @@ func Policies() []Policy {
 		unix.SYS_QUOTACTL_FD)
 	checked(whyUnservedPath,
 		unix.SYS_CHROOT, unix.SYS_ACCT)
-	served("served: a sentry regular file's or directory's watch is added to the guest's own instance on the host inode that raises its events (its backing; a directory's mirrors its entries), after Linux's checks in Linux's order; other sentry files errUnserved; host paths pass with the sentry's resolution (inotify.go)",
+	served("served: a sentry file's watch is added to the guest's own instance on the host inode that raises its events (a regular file's or directory's backing, a directory's mirroring its entries; a symlink's or socket's stand-in), after Linux's checks in Linux's order; a FIFO or device errUnserved; host paths pass with the sentry's resolution (inotify.go)",
 		unix.SYS_INOTIFY_ADD_WATCH)
 	served("served: a tmpfs mounted on a sentry directory by a guest with CAP_SYS_ADMIN is a new sentry mount (EPERM without, as may_mount), with MS_RDONLY, the other per-mount flags and MS_REMOUNT; another type there ENODEV (a host file system inside the sentry's tree would put host files under it), bind, move and propagation there errUnserved; the sandbox's own mounts are locked (remount EPERM); a host target passes with the resolved paths, as whyMount (mount.go, policy_mount.go)",
 		unix.SYS_MOUNT)

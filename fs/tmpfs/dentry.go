@@ -95,7 +95,7 @@ func (d *dentry) Lookup(name string) (vfs.Dentry, error) {
 func (d *dentry) insertLocked(name string, child *dentry, now int64) {
 	d.insertEntryLocked(name, child, now)
 	if d.inode.watched.Load() {
-		d.fs.store.mirrorCreate(d.inode.ino, name, child.inode)
+		d.fs.store.mirrorCreate(d.inode, name, child.inode)
 	}
 }
 
@@ -115,14 +115,14 @@ func (d *dentry) insertEntryLocked(name string, child *dentry, now int64) {
 	d.inode.mu.Unlock()
 }
 
-// removeLocked takes child out of directory d, shrinking the bogo size and
-// updating d's mtime and ctime (shmem_unlink). child keeps its parent and
-// name. fs.mu must be held for writing.
-func (d *dentry) removeLocked(child *dentry, now int64) {
+// mirrorDeleteLocked removes child, already out of directory d, from d's
+// mirror if d is watched: after the child's own link drop, as vfs_unlink
+// raises the child's events (FS_ATTRIB, FS_DELETE_SELF) before its
+// parent's FS_DELETE. fs.mu must be held for writing.
+func (d *dentry) mirrorDeleteLocked(child *dentry) {
 	if d.inode.watched.Load() {
-		d.fs.store.mirrorDelete(d.inode.ino, child.name)
+		d.fs.store.mirrorDelete(d.inode, child.name)
 	}
-	d.removeEntryLocked(child, now)
 }
 
 // removeEntryLocked is removeLocked without the dnotify event.

@@ -251,8 +251,9 @@ func (d *dentry) Unlink(name string, c *vfs.Credentials) error {
 		return err
 	}
 	now := nowNanos()
-	d.removeLocked(victim, now)
+	d.removeEntryLocked(victim, now)
 	d.fs.dropLinkLocked(victim.inode, now)
+	d.mirrorDeleteLocked(victim)
 	return nil
 }
 
@@ -274,9 +275,10 @@ func (d *dentry) Rmdir(name string, c *vfs.Credentials) error {
 		return unix.ENOTEMPTY
 	}
 	now := nowNanos()
-	d.removeLocked(victim, now)
+	d.removeEntryLocked(victim, now)
 	d.inode.nlink.Add(^uint32(0)) // the victim's ".." no longer counts
 	d.fs.dropLinkLocked(victim.inode, now)
+	d.mirrorDeleteLocked(victim)
 	return nil
 }
 

@@ -43,9 +43,9 @@ func (d *dentry) Watch() error {
 		return nil
 	}
 	fs.watches.Store(true)
-	fs.store.makeDir(d.inode.ino)
+	fs.store.makeDir(d.inode)
 	for name, child := range d.inode.dir.entries {
-		fs.store.mirrorCreate(d.inode.ino, name, child.inode)
+		fs.store.mirrorCreate(d.inode, name, child.inode)
 	}
 	d.inode.watched.Store(true)
 	return nil
@@ -63,15 +63,22 @@ func (d *dentry) NotifyChild(event uint32) {
 	}
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
-	if d.inode.isDir() && d.inode.watched.Load() {
-		fs.store.notifySelf(d.inode.ino, event)
-	}
+	// fsnotify_parent reports to the parent's watch first, then to the
+	// inode's own.
+	defer func() {
+		switch {
+		case d.inode.isDir() && d.inode.watched.Load():
+			fs.store.notifySelf(d.inode, event)
+		case d.inode.standIn.Load():
+			fs.store.notifyStandIn(d.inode, event)
+		}
+	}()
 	p := d.parent
 	if p == nil || !p.inode.watched.Load() || p.inode.dir.entries[d.name] != d {
 		return
 	}
 	var buf [24]byte
-	name := backingName(&buf, 'd', p.inode.ino) + "/" + d.name
+	name := dirName(&buf, p.inode) + "/" + d.name
 	if d.inode.isRegular() {
 		// The mirror is the file's backing: its times set to what
 		// they are raise the event and change nothing but ctime,
@@ -127,10 +134,10 @@ func (d *dentry) NotifyChild(event uint32) {
 
 // mirrorCreate makes name, of inode child, in directory dir's mirror: a
 // subdirectory's is an empty directory, so that inotify's events for it
-// carry IN_ISDIR as Linux's do.
-func (s *store) mirrorCreate(dir uint64, name string, child *inode) {
+// carry IN_ISDIR as Linux's do. fs.mu must be held for writing.
+func (s *store) mirrorCreate(dir *inode, name string, child *inode) {
 	var buf, rbuf [24]byte
-	p := backingName(&buf, 'd', dir) + "/" + name
+	p := dirName(&buf, dir) + "/" + name
 	switch {
 	case child.isRegular() && unix.Linkat(s.root, backingName(&rbuf, 'r', child.ino), s.root, p, 0) == nil:
 	case child.isDir():
@@ -167,7 +174,7 @@ func (d *dentry) OpenHostNamed(flags uint32) (int, error) {
 		p := d.parent
 		if p != nil && p.inode.watched.Load() && p.inode.dir.entries[d.name] == d {
 			var buf [24]byte
-			name := backingName(&buf, 'd', p.inode.ino) + "/" + d.name
+			name := dirName(&buf, p.inode) + "/" + d.name
 			fd, err := unix.Openat(fs.store.root, name, int(flags&hostOpenFlags&^unix.O_DIRECTORY)|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 			fs.mu.RUnlock()
 			if err == nil {
@@ -180,10 +187,11 @@ func (d *dentry) OpenHostNamed(flags uint32) (int, error) {
 	return d.inode.OpenHost(flags)
 }
 
-// mirrorDelete removes name from directory dir's mirror.
-func (s *store) mirrorDelete(dir uint64, name string) {
+// mirrorDelete removes name from directory dir's mirror. fs.mu must be
+// held for writing.
+func (s *store) mirrorDelete(dir *inode, name string) {
 	var buf [24]byte
-	s.mirrorRemove(backingName(&buf, 'd', dir) + "/" + name)
+	s.mirrorRemove(dirName(&buf, dir) + "/" + name)
 }
 
 // mirrorRenameLocked is rename (or exchange) of oldName in od to newName
@@ -199,8 +207,8 @@ func (fs *Filesystem) mirrorRenameLocked(od *dentry, oldName string, nd *dentry,
 	}
 	s := fs.store
 	var b1, b2 [24]byte
-	from := backingName(&b1, 'd', od.inode.ino) + "/" + oldName
-	to := backingName(&b2, 'd', nd.inode.ino) + "/" + newName
+	from := dirName(&b1, od.inode) + "/" + oldName
+	to := dirName(&b2, nd.inode) + "/" + newName
 	tmp := "m" + strconv.FormatUint(fs.mirrorSeq.Add(1), 10)
 	var flags uint
 	if exchange {
@@ -235,9 +243,9 @@ func (fs *Filesystem) mirrorRenameLocked(od *dentry, oldName string, nd *dentry,
 // its mtime alone (FS_MODIFY), each by the change of the backing that
 // raises it alone (notify_change): an open of it would show a watch an
 // open and a close too. The backing's own times are no one's.
-func (s *store) notifySelf(ino uint64, event uint32) {
+func (s *store) notifySelf(dir *inode, event uint32) {
 	var buf [24]byte
-	name := backingName(&buf, 'd', ino)
+	name := dirName(&buf, dir)
 	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
 	switch event {
 	case vfs.DNAttrib:
@@ -254,8 +262,8 @@ func (s *store) notifySelf(ino uint64, event uint32) {
 // WatchTarget implements vfs.InotifyTarget: a regular file's events are
 // its backing's (the guest's untrapped I/O, the sentry's opens, truncates
 // and attribute changes of it), a directory's those of its backing, which
-// mirrors its entries from now on (Watch). Other types have no host inode
-// of their own.
+// mirrors its entries from now on (Watch), a symlink's or socket's those
+// of its stand-in (below).
 func (d *dentry) WatchTarget() (int, error) {
 	var buf [24]byte
 	switch {
@@ -274,9 +282,95 @@ func (d *dentry) WatchTarget() (int, error) {
 		if err := d.Watch(); err != nil {
 			return -1, err
 		}
-		return unix.Openat(d.fs.store.root, backingName(&buf, 'd', d.inode.ino), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		d.fs.mu.RLock()
+		defer d.fs.mu.RUnlock()
+		return unix.Openat(d.fs.store.root, dirName(&buf, d.inode), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	case d.inode.ftype == unix.S_IFLNK || d.inode.ftype == unix.S_IFSOCK:
+		// Made under the tree's lock, before the watch is placed, as
+		// the renames and the removal of the file.
+		fs := d.fs
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
+		if d.inode.nlink.Load() == 0 && d.inode.refs.Load() == 0 {
+			return -1, unix.ENOENT
+		}
+		if !d.inode.standIn.Load() {
+			if err := fs.store.makeStandIn(d.inode); err != nil {
+				return -1, err
+			}
+			fs.watches.Store(true)
+			d.inode.standIn.Store(true)
+		}
+		return unix.Openat(fs.store.root, standInName(&buf, d.inode), unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	}
+	// A FIFO's or a device's opens, reads and writes are on the host's
+	// node for it (sentry/host_specials.go), which no stand-in would see.
 	return -1, unix.EOPNOTSUPP
+}
+
+// A watched symlink or socket has no host inode of its own (the guest
+// never opens it: a path resolves through a symlink, and connect finds a
+// socket's host node): an empty file in the store stands for it, on which
+// the sentry raises what Linux raises on such an inode. A change of its
+// attributes (NotifyChild) or link count (touchCtime) is FS_ATTRIB, a
+// rename FS_MOVE_SELF (the stand-in renamed between its two names), its
+// end FS_DELETE_SELF (the stand-in removed when the inode is freed).
+
+// standInName is inode i's stand-in's name. fs.mu must be held.
+func standInName(buf *[24]byte, i *inode) string {
+	if i.dirAlt.Load() {
+		return backingName(buf, 't', i.ino)
+	}
+	return backingName(buf, 's', i.ino)
+}
+
+// makeStandIn makes inode i's stand-in. fs.mu must be held for writing.
+func (s *store) makeStandIn(i *inode) error {
+	var buf [24]byte
+	err := unix.Mknodat(s.root, standInName(&buf, i), unix.S_IFREG|0o600, 0)
+	if err == unix.EEXIST {
+		return nil
+	}
+	return err
+}
+
+// moveStandIn renames inode i's stand-in to its other name. fs.mu must be
+// held for writing.
+func (s *store) moveStandIn(i *inode) {
+	var from, to [24]byte
+	f := standInName(&from, i)
+	t := backingName(&to, 't', i.ino)
+	if i.dirAlt.Load() {
+		t = backingName(&to, 's', i.ino)
+	}
+	if unix.Renameat2(s.root, f, s.root, t, unix.RENAME_NOREPLACE) == nil {
+		i.dirAlt.Store(!i.dirAlt.Load())
+	}
+}
+
+// removeStandIn removes inode i's stand-in. fs.mu must be held for
+// writing.
+func (s *store) removeStandIn(i *inode) {
+	var buf [24]byte
+	unix.Unlinkat(s.root, standInName(&buf, i), 0)
+}
+
+// notifyStandIn raises event (DNAttrib, DNModify, DNAccess) on inode i's
+// stand-in, by the change of it that raises it alone. fs.mu must be held.
+func (s *store) notifyStandIn(i *inode, event uint32) {
+	var buf [24]byte
+	name := standInName(&buf, i)
+	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+	switch event {
+	case vfs.DNAttrib:
+		unix.Fchmodat(s.root, name, 0o600, 0)
+	case vfs.DNAccess:
+		ts[0].Nsec = unix.UTIME_NOW
+		unix.UtimesNanoAt(s.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+	case vfs.DNModify:
+		ts[1].Nsec = unix.UTIME_NOW
+		unix.UtimesNanoAt(s.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+	}
 }
 
 // A watched regular file's backing has a second name in the store, "w<ino>"

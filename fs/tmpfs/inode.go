@@ -59,6 +59,16 @@ type inode struct {
 	// placed on its backing, which then has a second name (dnotify.go,
 	// WatchTarget).
 	inotified atomic.Bool
+	// dirAlt tells a watched directory's backing's name: "e<ino>" when
+	// set, else "d<ino>", and a watched symlink's or socket's stand-in's:
+	// "t<ino>", else "s<ino>"; a rename of the file moves it to the
+	// other name (FS_MOVE_SELF, dnotify.go). Changed with fs.mu held for
+	// writing, read with it held.
+	dirAlt atomic.Bool
+	// standIn is set on a symlink or socket once an inotify watch was
+	// placed on the empty file in the store that stands for it
+	// (dnotify.go). Changed with fs.mu held for writing.
+	standIn atomic.Bool
 
 	// mu protects the fields below.
 	mu sync.Mutex
@@ -396,7 +406,9 @@ func (i *inode) releaseData() {
 		}
 		i.fs.store.removeFile(i.ino)
 	case i.isDir():
-		i.fs.store.removeDir(i.ino)
+		i.fs.store.removeDir(i)
+	case i.standIn.Load():
+		i.fs.store.removeStandIn(i)
 	}
 	i.mu.Lock()
 	n := int64(0)
@@ -410,11 +422,22 @@ func (i *inode) releaseData() {
 
 // touchCtimeMoved is touchCtime for a rename, which raises FS_MOVE_SELF
 // on the inode (fsnotify_move) and no FS_ATTRIB: a watched regular file's
-// backing gets both by a rename of its second name (moveWatched).
+// backing gets both by a rename of its second name (moveWatched), a
+// watched directory's by a rename of the backing itself to its other name
+// (moveDir). fs.mu must be held for writing.
 func (i *inode) touchCtimeMoved(now int64) {
-	if i.isRegular() && i.inotified.Load() {
+	switch {
+	case i.isRegular() && i.inotified.Load():
 		i.mu.Lock()
 		i.fs.store.moveWatched(i.ino)
+		i.mu.Unlock()
+		return
+	case i.isDir() && i.watched.Load():
+		i.fs.store.moveDir(i)
+	case i.standIn.Load():
+		i.fs.store.moveStandIn(i)
+		i.mu.Lock()
+		i.ctime = now
 		i.mu.Unlock()
 		return
 	}
@@ -430,6 +453,10 @@ func (i *inode) touchCtime(now int64) {
 	i.mu.Lock()
 	i.ctime = now
 	i.mu.Unlock()
+	if i.standIn.Load() {
+		// A link count's change raises FS_ATTRIB (fsnotify_link_count).
+		i.fs.store.notifyStandIn(i, vfs.DNAttrib)
+	}
 }
 
 // touchAtimeLocked applies relatime (touch_atime -> atime_needs_update ->

@@ -28,7 +28,7 @@ func (fs *Filesystem) SetFlags(flags uint32) error {
 		fs.mu.RLock()
 		for i := fs.live; i != nil; i = i.nextLive {
 			if i.isDir() && i.nlink.Load() > 0 {
-				fs.store.makeDir(i.ino)
+				fs.store.makeDir(i)
 			}
 		}
 		fs.mu.RUnlock()
@@ -69,10 +69,11 @@ func (fs *Filesystem) SetFlags(flags uint32) error {
 // ReadOnly reports a read-only file system.
 func (fs *Filesystem) ReadOnly() bool { return fs.readOnly.Load() }
 
-// makeDir makes directory inode ino's backing if it is not there.
-func (s *store) makeDir(ino uint64) {
+// makeDir makes directory inode i's backing if it is not there. fs.mu must
+// be held.
+func (s *store) makeDir(i *inode) {
 	var buf [24]byte
-	unix.Mkdirat(s.root, backingName(&buf, 'd', ino), 0o700)
+	unix.Mkdirat(s.root, dirName(&buf, i), 0o700)
 }
 
 // ReadOnly reports that the inode's file system is read-only, for the

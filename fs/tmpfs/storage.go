@@ -191,10 +191,38 @@ func (s *store) removeFile(ino uint64) {
 	unix.Unlinkat(s.root, backingName(&buf, 'r', ino), 0)
 }
 
-// removeDir drops directory inode ino's backing, if it was made.
-func (s *store) removeDir(ino uint64) {
+// dirName is directory inode i's backing's name in the store: "d<ino>", or
+// "e<ino>" after an odd number of renames of it while watched (moveDir).
+// fs.mu must be held.
+func dirName(buf *[24]byte, i *inode) string {
+	if i.dirAlt.Load() {
+		return backingName(buf, 'e', i.ino)
+	}
+	return backingName(buf, 'd', i.ino)
+}
+
+// removeDir drops directory inode i's backing, if it was made. fs.mu must
+// be held.
+func (s *store) removeDir(i *inode) {
 	var buf [24]byte
-	unix.Unlinkat(s.root, backingName(&buf, 'd', ino), unix.AT_REMOVEDIR)
+	unix.Unlinkat(s.root, dirName(&buf, i), unix.AT_REMOVEDIR)
+}
+
+// moveDir renames watched directory inode i's backing to its other name:
+// the host raises FS_MOVE_SELF on it, as Linux's rename on the directory
+// (a directory has no second name to rename, as a watched regular file's
+// backing has). Every use of the name holds fs.mu, which must be held
+// here for writing: no one sees the backing between its names.
+func (s *store) moveDir(i *inode) {
+	var from, to [24]byte
+	f := dirName(&from, i)
+	t := backingName(&to, 'e', i.ino)
+	if i.dirAlt.Load() {
+		t = backingName(&to, 'd', i.ino)
+	}
+	if unix.Renameat2(s.root, f, s.root, t, unix.RENAME_NOREPLACE) == nil {
+		i.dirAlt.Store(!i.dirAlt.Load())
+	}
 }
 
 // hostOpenFlags are the open flags a placeholder's open keeps.
@@ -221,9 +249,11 @@ func (s *store) truncateFile(ino uint64, size int64) error {
 // made on first use, with flags: each open is a description of its own,
 // whose offset is the guest's directory offset (getdents, lseek), and
 // flock and record locks of different directories do not meet.
-func (s *store) openDir(ino uint64, flags int) (int, error) {
+func (s *store) openDir(i *inode, flags int) (int, error) {
 	var buf [24]byte
-	name := backingName(&buf, 'd', ino)
+	i.fs.mu.RLock()
+	defer i.fs.mu.RUnlock()
+	name := dirName(&buf, i)
 	flags |= unix.O_CLOEXEC | unix.O_NOCTTY
 	fd, err := unix.Openat(s.root, name, flags, 0)
 	if err == unix.ENOENT {
@@ -398,14 +428,14 @@ func (i *inode) OpenHost(flags uint32) (int, error) {
 	f := int(flags & hostOpenFlags)
 	switch {
 	case flags&unix.O_PATH != 0 && i.isDir():
-		return i.fs.store.openDir(i.ino, unix.O_RDONLY)
+		return i.fs.store.openDir(i, unix.O_RDONLY)
 	case flags&unix.O_PATH != 0:
 		return i.fs.store.openAnon()
 	case i.isRegular():
 		// O_TMPFILE carries O_DIRECTORY; the file itself is not one.
 		return i.fs.store.openFile(i.ino, f&^unix.O_DIRECTORY)
 	case i.isDir():
-		return i.fs.store.openDir(i.ino, f&^unix.O_ACCMODE)
+		return i.fs.store.openDir(i, f&^unix.O_ACCMODE)
 	}
 	return i.fs.store.openAnon()
 }

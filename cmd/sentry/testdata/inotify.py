@@ -4,7 +4,7 @@ each change, the events each watch reads (its label, the mask's names,
 the name, cookies as their order of first appearance), and
 inotify_add_watch's errors in Linux's order. A line is one case:
 its name, then what the case printed."""
-import ctypes, errno, os, struct, sys
+import ctypes, errno, os, socket, struct, sys
 from probeutil import e
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -152,9 +152,34 @@ case("dir list", D, lambda: os.listdir(w) and None)
 case("dir subdir list", D, lambda: (os.mkdir(w + "/s"), os.listdir(w + "/s")) and None)
 case("symlink itself", [("L", w + "/l", ALL | DONT_FOLLOW)], lambda: os.lchown(w + "/l", 1, 1),
      lambda: os.symlink("f", w + "/l"))
+L = [("L", u + "/l", ALL | DONT_FOLLOW)]
+mkl = lambda: os.symlink("f", u + "/l")
+case("symlink rename", L, lambda: os.rename(u + "/l", u + "/m"), mkl)
+case("symlink unlink", L, lambda: os.unlink(u + "/l"), mkl)
+case("symlink link unlink", L, lambda: (os.link(u + "/l", u + "/k", follow_symlinks=False), os.unlink(u + "/l"),
+                                        os.unlink(u + "/k")) and None, mkl)
+case("symlink utime", L, lambda: os.utime(u + "/l", (1, 2), follow_symlinks=False), mkl)
+case("symlink followed", [("F", u + "/l", ALL)], lambda: write(u + "/l"), mkl)
+case("symlink in watched dir", D + [("L", w + "/l", ALL | DONT_FOLLOW)],
+     lambda: (os.lchown(w + "/l", 2, 2), os.rename(w + "/l", w + "/m"), os.unlink(w + "/m")) and None,
+     lambda: os.symlink("f", w + "/l"))
+
+
+def mksock():
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(u + "/sock")
+    s.close()
+
+
+case("socket", [("S", u + "/sock", ALL)], lambda: (os.chmod(u + "/sock", 0o600), os.rename(u + "/sock", u + "/sock2"),
+                                                   os.unlink(u + "/sock2")) and None, mksock)
 case("fifo", [("P", w + "/p", ALL)], lambda: os.chmod(w + "/p", 0o600), lambda: os.mkfifo(w + "/p"))
 case("two names one watch", F + [("H", u + "/f", 0x2)], lambda: write(u + "/f"))
 case("file and dir", D + [("F", w + "/f", ALL)], lambda: write(w + "/f"))
+case("file unlink in watched dir", D + [("F", w + "/f", ALL)], lambda: os.unlink(w + "/f"))
+case("open file unlink in watched dir", D + [("F", w + "/f", ALL)], lambda: unlink_open(w + "/f"))
+case("subdir rmdir in watched dir", D + [("S", w + "/s", ALL)], lambda: os.rmdir(w + "/s"), lambda: os.mkdir(w + "/s"))
+case("subdir chmod in watched dir", D + [("S", w + "/s", ALL)], lambda: os.chmod(w + "/s", 0o700), lambda: os.mkdir(w + "/s"))
 case("file rename in watched dir", D + [("F", w + "/f", ALL)], lambda: os.rename(w + "/f", w + "/g"))
 case("file rename twice", F, lambda: (os.rename(u + "/f", u + "/g"), os.rename(u + "/g", u + "/f")) and None)
 case("file exchange", F, lambda: libc.renameat2(-100, (u + "/f").encode(), -100, (u + "/g").encode(), 2) and None,
@@ -163,6 +188,13 @@ case("file rename over watched", F, lambda: os.rename(u + "/g", u + "/f"), lambd
 case("file link unlink", F, lambda: (os.link(u + "/f", u + "/h"), os.unlink(u + "/f"), os.unlink(u + "/h")) and None)
 case("dir rename self", D, lambda: os.rename(w, d + "/w2"))
 os.rename(d + "/w2", w)
+case("dir rename twice then create", D, lambda: (os.rename(w, d + "/w2"), os.rename(d + "/w2", w),
+                                                  write(w + "/n", flags=os.O_WRONLY | os.O_CREAT)) and None)
+case("dir moved then create", D, lambda: (os.rename(w, other + "/w"), write(other + "/w/n", flags=os.O_WRONLY | os.O_CREAT),
+                                           os.listdir(other + "/w"), os.rename(other + "/w", w)) and None)
+case("dir exchange", D + [("O", other, ALL)],
+     lambda: libc.renameat2(-100, w.encode(), -100, other.encode(), 2) and None)
+libc.renameat2(-100, w.encode(), -100, other.encode(), 2)
 
 # inotify_add_watch's errors, and watch descriptors.
 reset()

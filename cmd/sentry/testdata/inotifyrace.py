@@ -1,9 +1,13 @@
-"""A hostile guest's race against the second name a watched file's backing
-gets (fs/tmpfs/dnotify.go): threads add watches to a file while others
-rename it back and forth, then the file is removed. Printed: the bytes the
-tmpfs holds (statvfs) before the file, with it, and after it is gone; a
-second name left behind would keep its bytes (and the store's space) for
-good."""
+"""A hostile guest's races against the names a watched file's and a watched
+directory's backings get (fs/tmpfs/dnotify.go). Threads add watches to a
+file while others rename it back and forth, then the file is removed:
+printed, the bytes the tmpfs holds (statvfs) before the file, with it,
+and after it is gone (a second name left behind would keep its bytes, and
+the store's space, for good). Then a watched directory is renamed back
+and forth (its backing with it) while other threads open, list and fill
+it: printed, the errors other than ENOENT they met (none: each open finds
+the directory by one name or the other) and whether the watch still sees
+a file made in it afterwards."""
 import ctypes, os, sys, threading
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -53,3 +57,57 @@ for p in (a, b):
         os.unlink(p)
 after = used()
 print("with file", withfile - before >= 4 << 20, "after", after - before)
+
+dd = (d + "/dir1", d + "/dir2")
+os.mkdir(dd[0])
+inst = libc.inotify_init1(0o4000)
+libc.inotify_add_watch(inst, dd[0].encode(), 0x100)  # IN_CREATE
+odd = set()
+stop = False
+
+
+def drenamer():
+    while not stop:
+        for x, y in (dd, dd[::-1]):
+            try:
+                os.rename(x, y)
+            except FileNotFoundError:
+                pass
+
+
+def dfiller(k):
+    while not stop:
+        for p in dd:
+            try:
+                fd = os.open(p, os.O_RDONLY | os.O_DIRECTORY)
+                os.listdir(fd)
+                os.close(fd)
+                f = os.open(p + "/f%d" % k, os.O_WRONLY | os.O_CREAT, 0o644)
+                os.close(f)
+                os.unlink(p + "/f%d" % k)
+            except FileNotFoundError:
+                pass
+            except OSError as x:
+                odd.add(x.errno)
+
+
+ts = [threading.Thread(target=drenamer) for _ in range(2)] + [threading.Thread(target=dfiller, args=(k,)) for k in range(3)]
+for t in ts:
+    t.start()
+threading.Event().wait(float(sys.argv[2]) if len(sys.argv) > 2 else 3)
+stop = True
+for t in ts:
+    t.join()
+while True:
+    try:
+        os.read(inst, 65536)
+    except BlockingIOError:
+        break
+last = [p for p in dd if os.path.isdir(p)][0] + "/last"
+open(last, "w").close()
+seen = False
+try:
+    seen = b"last" in os.read(inst, 65536)
+except BlockingIOError:
+    pass
+print("dir errors", sorted(odd), "last seen", seen)
