@@ -98,20 +98,9 @@ func (d *dentry) NotifyChild(event uint32) {
 		return
 	}
 	if d.inode.isDir() {
-		// The mirror is an empty directory: a time of it moved raises
-		// FS_MODIFY or FS_ACCESS with FS_ISDIR (notify_change), a
-		// chmod FS_ATTRIB.
-		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
-		switch event {
-		case vfs.DNAttrib:
-			unix.Fchmodat(fs.store.root, name, 0o700, 0)
-		case vfs.DNModify:
-			ts[1].Nsec = unix.UTIME_NOW
-			unix.UtimesNanoAt(fs.store.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
-		case vfs.DNAccess:
-			ts[0].Nsec = unix.UTIME_NOW
-			unix.UtimesNanoAt(fs.store.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
-		}
+		// The mirror is an empty directory: its events carry
+		// FS_ISDIR.
+		fs.store.raiseOn(name, event, 0o700)
 		return
 	}
 	switch event {
@@ -238,25 +227,12 @@ func (fs *Filesystem) mirrorRenameLocked(od *dentry, oldName string, nd *dentry,
 	}
 }
 
-// notifySelf raises event on directory ino's backing itself: a change of
+// notifySelf raises event on directory dir's backing itself: a change of
 // its mode (FS_ATTRIB), a read of it (FS_ACCESS, iterate_dir), a change of
-// its mtime alone (FS_MODIFY), each by the change of the backing that
-// raises it alone (notify_change): an open of it would show a watch an
-// open and a close too. The backing's own times are no one's.
+// its mtime alone (FS_MODIFY); the backing's own times are no one's.
 func (s *store) notifySelf(dir *inode, event uint32) {
 	var buf [24]byte
-	name := dirName(&buf, dir)
-	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
-	switch event {
-	case vfs.DNAttrib:
-		unix.Fchmodat(s.root, name, 0o700, 0)
-	case vfs.DNAccess:
-		ts[0].Nsec = unix.UTIME_NOW
-		unix.UtimesNanoAt(s.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
-	case vfs.DNModify:
-		ts[1].Nsec = unix.UTIME_NOW
-		unix.UtimesNanoAt(s.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
-	}
+	s.raiseOn(dirName(&buf, dir), event, 0o700)
 }
 
 // WatchTarget implements vfs.InotifyTarget: a regular file's events are
@@ -316,13 +292,9 @@ func (d *dentry) WatchTarget() (int, error) {
 // rename FS_MOVE_SELF (the stand-in renamed between its two names), its
 // end FS_DELETE_SELF (the stand-in removed when the inode is freed).
 
-// standInName is inode i's stand-in's name. fs.mu must be held.
-func standInName(buf *[24]byte, i *inode) string {
-	if i.dirAlt.Load() {
-		return backingName(buf, 't', i.ino)
-	}
-	return backingName(buf, 's', i.ino)
-}
+// standInName is inode i's stand-in's name, "s<ino>" or "t<ino>". fs.mu
+// must be held.
+func standInName(buf *[24]byte, i *inode) string { return altName(buf, i, 's', 't') }
 
 // makeStandIn makes inode i's stand-in. fs.mu must be held for writing.
 func (s *store) makeStandIn(i *inode) error {
@@ -336,17 +308,7 @@ func (s *store) makeStandIn(i *inode) error {
 
 // moveStandIn renames inode i's stand-in to its other name. fs.mu must be
 // held for writing.
-func (s *store) moveStandIn(i *inode) {
-	var from, to [24]byte
-	f := standInName(&from, i)
-	t := backingName(&to, 't', i.ino)
-	if i.dirAlt.Load() {
-		t = backingName(&to, 's', i.ino)
-	}
-	if unix.Renameat2(s.root, f, s.root, t, unix.RENAME_NOREPLACE) == nil {
-		i.dirAlt.Store(!i.dirAlt.Load())
-	}
-}
+func (s *store) moveStandIn(i *inode) { s.moveAlt(i, 's', 't') }
 
 // removeStandIn removes inode i's stand-in. fs.mu must be held for
 // writing.
@@ -356,21 +318,10 @@ func (s *store) removeStandIn(i *inode) {
 }
 
 // notifyStandIn raises event (DNAttrib, DNModify, DNAccess) on inode i's
-// stand-in, by the change of it that raises it alone. fs.mu must be held.
+// stand-in. fs.mu must be held.
 func (s *store) notifyStandIn(i *inode, event uint32) {
 	var buf [24]byte
-	name := standInName(&buf, i)
-	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
-	switch event {
-	case vfs.DNAttrib:
-		unix.Fchmodat(s.root, name, 0o600, 0)
-	case vfs.DNAccess:
-		ts[0].Nsec = unix.UTIME_NOW
-		unix.UtimesNanoAt(s.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
-	case vfs.DNModify:
-		ts[1].Nsec = unix.UTIME_NOW
-		unix.UtimesNanoAt(s.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
-	}
+	s.raiseOn(standInName(&buf, i), event, 0o600)
 }
 
 // A watched regular file's backing has a second name in the store, "w<ino>"

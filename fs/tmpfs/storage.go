@@ -194,11 +194,53 @@ func (s *store) removeFile(ino uint64) {
 // dirName is directory inode i's backing's name in the store: "d<ino>", or
 // "e<ino>" after an odd number of renames of it while watched (moveDir).
 // fs.mu must be held.
-func dirName(buf *[24]byte, i *inode) string {
+func dirName(buf *[24]byte, i *inode) string { return altName(buf, i, 'd', 'e') }
+
+// altName is inode i's name in the store among two that a rename of the
+// file moves it between (dirAlt): prefix a, or b when dirAlt is set.
+// fs.mu must be held.
+func altName(buf *[24]byte, i *inode, a, b byte) string {
 	if i.dirAlt.Load() {
-		return backingName(buf, 'e', i.ino)
+		return backingName(buf, b, i.ino)
 	}
-	return backingName(buf, 'd', i.ino)
+	return backingName(buf, a, i.ino)
+}
+
+// moveAlt renames inode i's entry in the store from its altName to the
+// other one: the host raises FS_MOVE_SELF on it, and nothing else. fs.mu
+// must be held for writing; every use of the name holds it, so no one sees
+// the entry between its names.
+func (s *store) moveAlt(i *inode, a, b byte) {
+	var from, to [24]byte
+	f := altName(&from, i, a, b)
+	t := backingName(&to, b, i.ino)
+	if i.dirAlt.Load() {
+		t = backingName(&to, a, i.ino)
+	}
+	if unix.Renameat2(s.root, f, s.root, t, unix.RENAME_NOREPLACE) == nil {
+		i.dirAlt.Store(!i.dirAlt.Load())
+	}
+}
+
+// raiseOn raises event (DNAttrib, DNModify, DNAccess) on name, an entry of
+// the store that no one's times or mode are, by the one change of it that
+// raises it alone (notify_change): a chmod to mode is FS_ATTRIB, atime
+// alone set FS_ACCESS, mtime alone FS_MODIFY. An open of it would show a
+// watch an open and a close too.
+func (s *store) raiseOn(name string, event, mode uint32) {
+	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+	switch event {
+	case vfs.DNAttrib:
+		unix.Fchmodat(s.root, name, mode, 0)
+		return
+	case vfs.DNAccess:
+		ts[0].Nsec = unix.UTIME_NOW
+	case vfs.DNModify:
+		ts[1].Nsec = unix.UTIME_NOW
+	default:
+		return
+	}
+	unix.UtimesNanoAt(s.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // removeDir drops directory inode i's backing, if it was made. fs.mu must
@@ -209,21 +251,10 @@ func (s *store) removeDir(i *inode) {
 }
 
 // moveDir renames watched directory inode i's backing to its other name:
-// the host raises FS_MOVE_SELF on it, as Linux's rename on the directory
-// (a directory has no second name to rename, as a watched regular file's
-// backing has). Every use of the name holds fs.mu, which must be held
-// here for writing: no one sees the backing between its names.
-func (s *store) moveDir(i *inode) {
-	var from, to [24]byte
-	f := dirName(&from, i)
-	t := backingName(&to, 'e', i.ino)
-	if i.dirAlt.Load() {
-		t = backingName(&to, 'd', i.ino)
-	}
-	if unix.Renameat2(s.root, f, s.root, t, unix.RENAME_NOREPLACE) == nil {
-		i.dirAlt.Store(!i.dirAlt.Load())
-	}
-}
+// FS_MOVE_SELF, as Linux's rename raises on the directory (a directory has
+// no second name to rename, as a watched regular file's backing has).
+// fs.mu must be held for writing.
+func (s *store) moveDir(i *inode) { s.moveAlt(i, 'd', 'e') }
 
 // hostOpenFlags are the open flags a placeholder's open keeps.
 const hostOpenFlags = unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK | unix.O_DSYNC | unix.O_SYNC |

@@ -45,13 +45,21 @@ def watcher():
         os.close(fd)
 
 
-ts = [threading.Thread(target=renamer) for _ in range(2)] + [threading.Thread(target=watcher) for _ in range(3)]
-for t in ts:
-    t.start()
-threading.Event().wait(float(sys.argv[2]) if len(sys.argv) > 2 else 3)
-stop = True
-for t in ts:
-    t.join()
+def race(*workers):
+    """Runs each worker (a function, its arguments) on a thread of its own
+    for argv[2] seconds (3 by default)."""
+    global stop
+    stop = False
+    ts = [threading.Thread(target=f, args=a) for f, *a in workers]
+    for t in ts:
+        t.start()
+    threading.Event().wait(float(sys.argv[2]) if len(sys.argv) > 2 else 3)
+    stop = True
+    for t in ts:
+        t.join()
+
+
+race((renamer,), (renamer,), (watcher,), (watcher,), (watcher,))
 for p in (a, b):
     if os.path.exists(p):
         os.unlink(p)
@@ -63,7 +71,6 @@ os.mkdir(dd[0])
 inst = libc.inotify_init1(0o4000)
 libc.inotify_add_watch(inst, dd[0].encode(), 0x100)  # IN_CREATE
 odd = set()
-stop = False
 
 
 def drenamer():
@@ -91,13 +98,7 @@ def dfiller(k):
                 odd.add(x.errno)
 
 
-ts = [threading.Thread(target=drenamer) for _ in range(2)] + [threading.Thread(target=dfiller, args=(k,)) for k in range(3)]
-for t in ts:
-    t.start()
-threading.Event().wait(float(sys.argv[2]) if len(sys.argv) > 2 else 3)
-stop = True
-for t in ts:
-    t.join()
+race((drenamer,), (drenamer,), (dfiller, 0), (dfiller, 1), (dfiller, 2))
 while True:
     try:
         os.read(inst, 65536)
