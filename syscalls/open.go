@@ -289,18 +289,11 @@ func openExisting(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, flags uint32, trai
 			// nothing; here the number comes last, and such an open
 			// has truncated (the one divergence of the order).
 			return installOpenThen(c, m, d, flags, nil, func(hfd int) error {
-				if t, ok := ino.(vfs.OpenTruncater); ok {
-					through, err := t.TruncateOpened(hfd, c.Creds())
-					if err == nil && !through {
-						notifyChild(d, vfs.DNModify)
-					}
-					return err
+				through, err := ino.TruncateOpened(hfd, c.Creds())
+				if err == nil && !through {
+					notifyChild(d, vfs.DNModify)
 				}
-				if err := ino.Truncate(0, c.Creds()); err != nil {
-					return err
-				}
-				notifyChild(d, vfs.DNModify)
-				return nil
+				return err
 			})
 		}
 	}

@@ -53,8 +53,9 @@ func (d *dentry) Watch() error {
 
 // NotifyChild implements vfs.ChildNotifier: event (DNAttrib, DNModify
 // or DNAccess) in the directory holding d, if watched, by the same change
-// of d's mirror entry; and, as fsnotify_parent also reports to the
-// inode's own watch, in d itself if it is a watched directory.
+// of d's mirror entry; then, as fsnotify_parent reports to the inode's own
+// watch after its parent's, on d's own store entry if it is a watched
+// directory or has a stand-in.
 func (d *dentry) NotifyChild(event uint32) {
 	fs := d.fs
 	if !fs.watches.Load() {
@@ -63,62 +64,53 @@ func (d *dentry) NotifyChild(event uint32) {
 	}
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
-	// fsnotify_parent reports to the parent's watch first, then to the
-	// inode's own.
-	defer func() {
-		switch {
-		case d.inode.isDir() && d.inode.watched.Load():
-			fs.store.notifySelf(d.inode, event)
-		case d.inode.standIn.Load():
-			fs.store.notifyStandIn(d.inode, event)
-		}
-	}()
+	d.notifyParentLocked(event)
+	var buf [24]byte
+	switch {
+	case d.inode.isDir() && d.inode.watched.Load():
+		// A read of the directory (FS_ACCESS, iterate_dir), a change of
+		// its mode or mtime; the backing's own times are no one's.
+		fs.store.raiseOn(dirName(&buf, d.inode), event, 0o700)
+	case d.inode.standIn.Load():
+		fs.store.raiseOn(standInName(&buf, d.inode), event, 0o600)
+	}
+}
+
+// notifyParentLocked is NotifyChild's event in d's watched parent. fs.mu
+// must be held.
+func (d *dentry) notifyParentLocked(event uint32) {
+	fs := d.fs
 	p := d.parent
 	if p == nil || !p.inode.watched.Load() || p.inode.dir.entries[d.name] != d {
 		return
 	}
 	var buf [24]byte
 	name := dirName(&buf, p.inode) + "/" + d.name
-	if d.inode.isRegular() {
-		// The mirror is the file's backing: its times set to what
-		// they are raise the event and change nothing but ctime,
-		// which the sentry's change moved anyway.
-		var st unix.Stat_t
-		if unix.Fstatat(fs.store.root, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-			return
+	if !d.inode.isRegular() {
+		// An empty directory for a subdirectory (its events carry
+		// FS_ISDIR), an empty file for anything else.
+		mode := uint32(0o600)
+		if d.inode.isDir() {
+			mode = 0o700
 		}
-		ts := []unix.Timespec{st.Atim, st.Mtim}
-		switch event {
-		case vfs.DNModify:
-			ts[0].Nsec = unix.UTIME_OMIT
-		case vfs.DNAccess:
-			ts[1].Nsec = unix.UTIME_OMIT
-		}
-		unix.UtimesNanoAt(fs.store.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+		fs.store.raiseOn(name, event, mode)
 		return
 	}
-	if d.inode.isDir() {
-		// The mirror is an empty directory: its events carry
-		// FS_ISDIR.
-		fs.store.raiseOn(name, event, 0o700)
+	// The mirror is the file's backing: its times set to what they are
+	// raise the event and change nothing but ctime, which the sentry's
+	// change moved anyway.
+	var st unix.Stat_t
+	if unix.Fstatat(fs.store.root, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return
 	}
+	ts := []unix.Timespec{st.Atim, st.Mtim}
 	switch event {
-	case vfs.DNAttrib:
-		unix.Fchmodat(fs.store.root, name, 0o600, 0)
-	case vfs.DNModify, vfs.DNAccess:
-		fd, err := unix.Openat(fs.store.root, name, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-		if err != nil {
-			return
-		}
-		b := []byte{0}
-		if event == vfs.DNModify {
-			unix.Pwrite(fd, b, 0)
-		} else {
-			unix.Pread(fd, b, 0)
-		}
-		unix.Close(fd)
+	case vfs.DNModify:
+		ts[0].Nsec = unix.UTIME_OMIT
+	case vfs.DNAccess:
+		ts[1].Nsec = unix.UTIME_OMIT
 	}
+	unix.UtimesNanoAt(fs.store.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // mirrorCreate makes name, of inode child, in directory dir's mirror: a
@@ -127,13 +119,10 @@ func (d *dentry) NotifyChild(event uint32) {
 func (s *store) mirrorCreate(dir *inode, name string, child *inode) {
 	var buf, rbuf [24]byte
 	p := dirName(&buf, dir) + "/" + name
-	switch {
-	case child.isRegular() && unix.Linkat(s.root, backingName(&rbuf, 'r', child.ino), s.root, p, 0) == nil:
-	case child.isDir():
-		unix.Mkdirat(s.root, p, 0o700)
-	default:
-		unix.Mknodat(s.root, p, unix.S_IFREG|0o600, 0)
+	if child.isRegular() && unix.Linkat(s.root, backingName(&rbuf, 'r', child.ino), s.root, p, 0) == nil {
+		return
 	}
+	s.mirrorMake(p, child)
 }
 
 // mirrorMake makes an entry of inode child's kind at p, a name in the
@@ -227,14 +216,6 @@ func (fs *Filesystem) mirrorRenameLocked(od *dentry, oldName string, nd *dentry,
 	}
 }
 
-// notifySelf raises event on directory dir's backing itself: a change of
-// its mode (FS_ATTRIB), a read of it (FS_ACCESS, iterate_dir), a change of
-// its mtime alone (FS_MODIFY); the backing's own times are no one's.
-func (s *store) notifySelf(dir *inode, event uint32) {
-	var buf [24]byte
-	s.raiseOn(dirName(&buf, dir), event, 0o700)
-}
-
 // WatchTarget implements vfs.InotifyTarget: a regular file's events are
 // its backing's (the guest's untrapped I/O, the sentry's opens, truncates
 // and attribute changes of it), a directory's those of its backing, which
@@ -245,15 +226,17 @@ func (d *dentry) WatchTarget() (int, error) {
 	switch {
 	case d.inode.isRegular():
 		// Before the watch is placed, so that the link's FS_ATTRIB is
-		// not seen; under the inode's lock, as its renames and its
+		// not seen; under the tree's lock, as its renames and its
 		// removal (a second name made twice would outlive the file).
-		d.inode.mu.Lock()
+		fs := d.fs
+		fs.mu.Lock()
 		if !d.inode.inotified.Load() {
-			d.fs.store.linkWatched(d.inode.ino)
+			var wbuf [24]byte
+			unix.Linkat(fs.store.root, backingName(&buf, 'r', d.inode.ino), fs.store.root, altName(&wbuf, d.inode, 'w', 'v'), 0)
 			d.inode.inotified.Store(true)
 		}
-		d.inode.mu.Unlock()
-		return unix.Openat(d.fs.store.root, backingName(&buf, 'r', d.inode.ino), unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		fs.mu.Unlock()
+		return unix.Openat(fs.store.root, backingName(&buf, 'r', d.inode.ino), unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	case d.inode.isDir():
 		if err := d.Watch(); err != nil {
 			return -1, err
@@ -284,6 +267,15 @@ func (d *dentry) WatchTarget() (int, error) {
 	return -1, unix.EOPNOTSUPP
 }
 
+// A watched regular file's backing has a second name in the store, "w<ino>"
+// or "v<ino>", which a rename of the file renames to the other: the host
+// raises FS_MOVE_SELF on the backing and moves its ctime, as Linux's rename
+// does the file's, and nothing else (the chmod that moves an unwatched
+// file's ctime raises FS_ATTRIB). Renaming the backing's own name would
+// leave a moment without it for the sentry's other threads. The second
+// name goes before the backing's own when the file is freed, so that the
+// last unlink raises FS_DELETE_SELF, as Linux's unlink of its last name.
+
 // A watched symlink or socket has no host inode of its own (the guest
 // never opens it: a path resolves through a symlink, and connect finds a
 // socket's host node): an empty file in the store stands for it, on which
@@ -304,53 +296,4 @@ func (s *store) makeStandIn(i *inode) error {
 		return nil
 	}
 	return err
-}
-
-// moveStandIn renames inode i's stand-in to its other name. fs.mu must be
-// held for writing.
-func (s *store) moveStandIn(i *inode) { s.moveAlt(i, 's', 't') }
-
-// removeStandIn removes inode i's stand-in. fs.mu must be held for
-// writing.
-func (s *store) removeStandIn(i *inode) {
-	var buf [24]byte
-	unix.Unlinkat(s.root, standInName(&buf, i), 0)
-}
-
-// notifyStandIn raises event (DNAttrib, DNModify, DNAccess) on inode i's
-// stand-in. fs.mu must be held.
-func (s *store) notifyStandIn(i *inode, event uint32) {
-	var buf [24]byte
-	s.raiseOn(standInName(&buf, i), event, 0o600)
-}
-
-// A watched regular file's backing has a second name in the store, "w<ino>"
-// or "v<ino>", which a rename of the file renames to the other: the host
-// raises FS_MOVE_SELF on the backing and moves its ctime, as Linux's rename
-// does the file's, and nothing else (the chmod that moves an unwatched
-// file's ctime raises FS_ATTRIB). Renaming the backing's own name would
-// leave a moment without it for the sentry's other threads. The second
-// name goes before the backing's own when the file is freed, so that the
-// last unlink raises FS_DELETE_SELF, as Linux's unlink of its last name.
-
-// linkWatched gives regular inode ino's backing its second name.
-func (s *store) linkWatched(ino uint64) {
-	var buf, wbuf [24]byte
-	unix.Linkat(s.root, backingName(&buf, 'r', ino), s.root, backingName(&wbuf, 'w', ino), 0)
-}
-
-// moveWatched renames regular inode ino's second name to the other one.
-func (s *store) moveWatched(ino uint64) {
-	var wbuf, vbuf [24]byte
-	w, v := backingName(&wbuf, 'w', ino), backingName(&vbuf, 'v', ino)
-	if unix.Renameat2(s.root, w, s.root, v, unix.RENAME_NOREPLACE) == unix.ENOENT {
-		unix.Renameat2(s.root, v, s.root, w, unix.RENAME_NOREPLACE)
-	}
-}
-
-// unlinkWatched removes regular inode ino's second name.
-func (s *store) unlinkWatched(ino uint64) {
-	var wbuf, vbuf [24]byte
-	unix.Unlinkat(s.root, backingName(&wbuf, 'w', ino), 0)
-	unix.Unlinkat(s.root, backingName(&vbuf, 'v', ino), 0)
 }

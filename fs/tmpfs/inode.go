@@ -56,19 +56,17 @@ type inode struct {
 	// events in it (dnotify.go).
 	watched atomic.Bool
 	// inotified is set on a regular file once an inotify watch was
-	// placed on its backing, which then has a second name (dnotify.go,
-	// WatchTarget).
+	// placed on its backing, which then has a second name; standIn on a
+	// symlink or socket once one was placed on the empty file in the
+	// store that stands for it (dnotify.go). Changed with fs.mu held for
+	// writing.
 	inotified atomic.Bool
-	// dirAlt tells a watched directory's backing's name: "e<ino>" when
-	// set, else "d<ino>", and a watched symlink's or socket's stand-in's:
-	// "t<ino>", else "s<ino>"; a rename of the file moves it to the
-	// other name (FS_MOVE_SELF, dnotify.go). Changed with fs.mu held for
-	// writing, read with it held.
-	dirAlt atomic.Bool
-	// standIn is set on a symlink or socket once an inotify watch was
-	// placed on the empty file in the store that stands for it
-	// (dnotify.go). Changed with fs.mu held for writing.
-	standIn atomic.Bool
+	standIn   atomic.Bool
+	// alt tells which of its two names the store entry a rename of the
+	// file renames has (altNames: a watched regular file's second name,
+	// a watched directory's backing, a stand-in): the second when set.
+	// Changed with fs.mu held for writing, read with it held.
+	alt atomic.Bool
 
 	// mu protects the fields below.
 	mu sync.Mutex
@@ -399,16 +397,14 @@ func (i *inode) releaseData() {
 			// unlink its backing.
 			i.fs.store.setFlags(i.ino, 0)
 		}
-		if i.inotified.Load() {
-			i.mu.Lock()
-			i.fs.store.unlinkWatched(i.ino)
-			i.mu.Unlock()
-		}
+		// The second name first: the backing's own last name then
+		// raises FS_DELETE_SELF.
+		i.fs.store.removeAlt(i)
 		i.fs.store.removeFile(i.ino)
 	case i.isDir():
 		i.fs.store.removeDir(i)
-	case i.standIn.Load():
-		i.fs.store.removeStandIn(i)
+	default:
+		i.fs.store.removeAlt(i)
 	}
 	i.mu.Lock()
 	n := int64(0)
@@ -421,27 +417,39 @@ func (i *inode) releaseData() {
 }
 
 // touchCtimeMoved is touchCtime for a rename, which raises FS_MOVE_SELF
-// on the inode (fsnotify_move) and no FS_ATTRIB: a watched regular file's
-// backing gets both by a rename of its second name (moveWatched), a
-// watched directory's by a rename of the backing itself to its other name
-// (moveDir). fs.mu must be held for writing.
+// on the inode (fsnotify_move) and no FS_ATTRIB: a watched file's store
+// entry that has two names (altNames) is renamed to the other, which
+// raises the one and moves a regular file's ctime, its backing's. fs.mu
+// must be held for writing.
 func (i *inode) touchCtimeMoved(now int64) {
-	switch {
-	case i.isRegular() && i.inotified.Load():
-		i.mu.Lock()
-		i.fs.store.moveWatched(i.ino)
-		i.mu.Unlock()
+	a, b, ok := i.altNames()
+	if !ok {
+		i.touchCtime(now)
 		return
-	case i.isDir() && i.watched.Load():
-		i.fs.store.moveDir(i)
-	case i.standIn.Load():
-		i.fs.store.moveStandIn(i)
+	}
+	i.fs.store.moveAlt(i, a, b)
+	if !i.isRegular() {
 		i.mu.Lock()
 		i.ctime = now
 		i.mu.Unlock()
-		return
 	}
-	i.touchCtime(now)
+}
+
+// altNames are the prefixes of the two names of inode i's store entry
+// that a rename of the file renames (dnotify.go): a watched regular
+// file's backing's second name ("w", "v"; the backing's own name "r"
+// never changes), a watched directory's backing ("d", "e"), a watched
+// symlink's or socket's stand-in ("s", "t"); false when there is none.
+func (i *inode) altNames() (a, b byte, ok bool) {
+	switch {
+	case i.isRegular() && i.inotified.Load():
+		return 'w', 'v', true
+	case i.isDir() && i.watched.Load():
+		return 'd', 'e', true
+	case i.standIn.Load():
+		return 's', 't', true
+	}
+	return 0, 0, false
 }
 
 // touchCtime sets ctime to now (inode_set_ctime_current).
@@ -455,7 +463,8 @@ func (i *inode) touchCtime(now int64) {
 	i.mu.Unlock()
 	if i.standIn.Load() {
 		// A link count's change raises FS_ATTRIB (fsnotify_link_count).
-		i.fs.store.notifyStandIn(i, vfs.DNAttrib)
+		var buf [24]byte
+		i.fs.store.raiseOn(standInName(&buf, i), vfs.DNAttrib, 0o600)
 	}
 }
 

@@ -415,7 +415,7 @@ func (o *ourSide) run(s step) ([]byte, error) {
 				return nil, err
 			}
 			defer unix.Close(fd)
-			_, err = i.(vfs.OpenTruncater).TruncateOpened(fd, nil)
+			_, err = i.TruncateOpened(fd, nil)
 			return nil, err
 		}
 	case "truncate":

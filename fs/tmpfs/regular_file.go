@@ -181,13 +181,7 @@ func (i *inode) removePrivs(c *vfs.Credentials) {
 // whether or not the size changes (do_truncate passes
 // ATTR_KILL_SUID/SGID from dentry_needs_remove_privs).
 func (i *inode) Truncate(size int64, c *vfs.Credentials) error {
-	if i.isDir() {
-		return unix.EISDIR
-	}
-	if !i.isRegular() || size < 0 {
-		return unix.EINVAL
-	}
-	if err := i.dataOpCheck(); err != nil {
+	if err := i.truncateCheck(size); err != nil {
 		return err
 	}
 	if err := i.fs.store.truncateFile(i.ino, size); err != nil {
@@ -197,7 +191,7 @@ func (i *inode) Truncate(size int64, c *vfs.Credentials) error {
 	return nil
 }
 
-// TruncateOpened implements vfs.OpenTruncater: O_TRUNC's handle_truncate,
+// TruncateOpened implements vfs.Inode.TruncateOpened: O_TRUNC's handle_truncate,
 // on the open's own placeholder fd, after the open (a watch sees the open,
 // then the truncate, as Linux's; a watched directory sees it through the
 // placeholder's name, OpenHostNamed): do_truncate with
@@ -206,13 +200,7 @@ func (i *inode) Truncate(size int64, c *vfs.Credentials) error {
 // open for writing (O_RDONLY|O_TRUNC) cannot be truncated: the backing
 // is opened for it.
 func (i *inode) TruncateOpened(fd int, c *vfs.Credentials) (bool, error) {
-	if i.isDir() {
-		return false, unix.EISDIR
-	}
-	if !i.isRegular() {
-		return false, unix.EINVAL
-	}
-	if err := i.dataOpCheck(); err != nil {
+	if err := i.truncateCheck(0); err != nil {
 		return false, err
 	}
 	through := true
@@ -231,4 +219,17 @@ func (i *inode) TruncateOpened(fd int, c *vfs.Credentials) (bool, error) {
 	}
 	i.removePrivs(c)
 	return through, nil
+}
+
+// truncateCheck is do_truncate's refusals before a truncate to size: a
+// directory EISDIR, another non-regular file or a negative size EINVAL,
+// then the inode flags (dataOpCheck).
+func (i *inode) truncateCheck(size int64) error {
+	if i.isDir() {
+		return unix.EISDIR
+	}
+	if !i.isRegular() || size < 0 {
+		return unix.EINVAL
+	}
+	return i.dataOpCheck()
 }

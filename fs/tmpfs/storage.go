@@ -192,34 +192,51 @@ func (s *store) removeFile(ino uint64) {
 }
 
 // dirName is directory inode i's backing's name in the store: "d<ino>", or
-// "e<ino>" after an odd number of renames of it while watched (moveDir).
+// "e<ino>" after an odd number of renames of it while watched (moveAlt).
 // fs.mu must be held.
 func dirName(buf *[24]byte, i *inode) string { return altName(buf, i, 'd', 'e') }
 
-// altName is inode i's name in the store among two that a rename of the
-// file moves it between (dirAlt): prefix a, or b when dirAlt is set.
-// fs.mu must be held.
+// altName is inode i's store entry's name among two that a rename of the
+// file moves it between (altNames): prefix a, or b when alt is set. fs.mu
+// must be held.
 func altName(buf *[24]byte, i *inode, a, b byte) string {
-	if i.dirAlt.Load() {
+	if i.alt.Load() {
 		return backingName(buf, b, i.ino)
 	}
 	return backingName(buf, a, i.ino)
 }
 
-// moveAlt renames inode i's entry in the store from its altName to the
-// other one: the host raises FS_MOVE_SELF on it, and nothing else. fs.mu
-// must be held for writing; every use of the name holds it, so no one sees
-// the entry between its names.
+// moveAlt renames inode i's store entry from its altName to the other one:
+// the host raises FS_MOVE_SELF on it, and nothing else. fs.mu must be held
+// for writing; every use of the name holds it, so no one sees the entry
+// between its names.
 func (s *store) moveAlt(i *inode, a, b byte) {
 	var from, to [24]byte
 	f := altName(&from, i, a, b)
 	t := backingName(&to, b, i.ino)
-	if i.dirAlt.Load() {
+	if i.alt.Load() {
 		t = backingName(&to, a, i.ino)
 	}
 	if unix.Renameat2(s.root, f, s.root, t, unix.RENAME_NOREPLACE) == nil {
-		i.dirAlt.Store(!i.dirAlt.Load())
+		i.alt.Store(!i.alt.Load())
 	}
+}
+
+// removeAlt removes inode i's store entry that has two names, a watched
+// regular file's second name or a stand-in (altNames). fs.mu must be held
+// for writing.
+func (s *store) removeAlt(i *inode) {
+	var buf [24]byte
+	if a, b, ok := i.altNames(); ok {
+		unix.Unlinkat(s.root, altName(&buf, i, a, b), 0)
+	}
+}
+
+// removeDir drops directory inode i's backing, if it was made. fs.mu must
+// be held.
+func (s *store) removeDir(i *inode) {
+	var buf [24]byte
+	unix.Unlinkat(s.root, dirName(&buf, i), unix.AT_REMOVEDIR)
 }
 
 // raiseOn raises event (DNAttrib, DNModify, DNAccess) on name, an entry of
@@ -242,19 +259,6 @@ func (s *store) raiseOn(name string, event, mode uint32) {
 	}
 	unix.UtimesNanoAt(s.root, name, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
-
-// removeDir drops directory inode i's backing, if it was made. fs.mu must
-// be held.
-func (s *store) removeDir(i *inode) {
-	var buf [24]byte
-	unix.Unlinkat(s.root, dirName(&buf, i), unix.AT_REMOVEDIR)
-}
-
-// moveDir renames watched directory inode i's backing to its other name:
-// FS_MOVE_SELF, as Linux's rename raises on the directory (a directory has
-// no second name to rename, as a watched regular file's backing has).
-// fs.mu must be held for writing.
-func (s *store) moveDir(i *inode) { s.moveAlt(i, 'd', 'e') }
 
 // hostOpenFlags are the open flags a placeholder's open keeps.
 const hostOpenFlags = unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK | unix.O_DSYNC | unix.O_SYNC |

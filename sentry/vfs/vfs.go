@@ -187,12 +187,19 @@ type Inode interface {
 	// Append writes at the end atomically (O_APPEND) and returns the bytes
 	// written and the new end offset.
 	Append(p []byte, c *Credentials) (n int, end int64, err error)
-	// Truncate sets the size (truncate, ftruncate, O_TRUNC) for a caller
-	// with credentials c (nil: the sentry itself): mtime and ctime change,
-	// and a caller without CAP_FSETID drops SUID and SGID as a write does
+	// Truncate sets the size, as truncate(2), for a caller with
+	// credentials c (nil: the sentry itself): mtime and ctime change as
+	// Linux's vfs_truncate changes them on a tmpfs, and a caller without
+	// CAP_FSETID drops SUID and SGID as a write does
 	// (do_truncate -> setattr_should_drop_suidgid). EINVAL for a negative
 	// size, EISDIR for directories.
 	Truncate(size int64, c *Credentials) error
+	// TruncateOpened is O_TRUNC's truncate, through the open's own
+	// placeholder fd, after the open, as Linux's handle_truncate;
+	// throughFD tells that it did (a watched directory then saw it
+	// through the placeholder's name), false when it had to truncate
+	// the file otherwise.
+	TruncateOpened(fd int, c *Credentials) (throughFD bool, err error)
 
 	// Symlinks.
 
@@ -336,15 +343,6 @@ const (
 	DNModify = 0x2
 	DNAttrib = 0x20
 )
-
-// OpenTruncater is a regular file whose open with O_TRUNC truncates it
-// through the open's own placeholder fd (TruncateOpened), after the open,
-// as Linux's handle_truncate does; throughFD tells that it did (a
-// watched directory then saw it through the placeholder's name), false
-// when it had to truncate the file otherwise.
-type OpenTruncater interface {
-	TruncateOpened(fd int, c *Credentials) (throughFD bool, err error)
-}
 
 // InotifyTarget is a file whose inotify watches the host keeps, on a host
 // inode that raises the file's events: WatchTarget opens that inode with
