@@ -17,8 +17,26 @@ const MaxSysno = 512
 // guest's own, not counted. A nil *Stats records nothing and costs
 // nothing.
 type Stats struct {
-	calls, errors, nanos [MaxSysno + 1]atomic.Uint64
+	calls, errors, unseen, nanos [MaxSysno + 1]atomic.Uint64
 }
+
+// Outcome is what a platform knows of a call's result when it records a
+// service of it.
+type Outcome uint8
+
+const (
+	// Answered: ret is the guest's result, given or seen by the sentry.
+	Answered Outcome = iota
+	// Unseen: the host runs the call after the sentry lets it go (a
+	// continued notification, a stop resumed without an exit stop), and
+	// its result never reaches the sentry: it is not known to be an
+	// error or not, as strace would know.
+	Unseen
+	// Deferred: the host runs the call and its result reaches the
+	// sentry later, in a record of its own (the exit stop of a rewrite,
+	// the install call of an open).
+	Deferred
+)
 
 // installSlot is where the install call is counted.
 const installSlot = MaxSysno
@@ -32,10 +50,10 @@ func (s *Stats) Start() time.Time {
 }
 
 // Done records a service of sysno that began at start; ret is the guest's
-// result when known (a value or -errno), errors counting those below 0.
-// newCall is false for the second half of a call (a rewritten call's exit
-// stop), which adds time but not a call.
-func (s *Stats) Done(sysno uintptr, start time.Time, ret int64, known, newCall bool) {
+// result when the outcome is Answered (a value or -errno), errors counting
+// those below 0. newCall is false for the second half of a call (a
+// rewritten call's exit stop), which adds time but not a call.
+func (s *Stats) Done(sysno uintptr, start time.Time, ret int64, o Outcome, newCall bool) {
 	if s == nil {
 		return
 	}
@@ -48,8 +66,11 @@ func (s *Stats) Done(sysno uintptr, start time.Time, ret int64, known, newCall b
 	s.nanos[i].Add(uint64(time.Since(start)))
 	if newCall {
 		s.calls[i].Add(1)
+		if o == Unseen {
+			s.unseen[i].Add(1)
+		}
 	}
-	if known && ret < 0 {
+	if o == Answered && ret < 0 {
 		s.errors[i].Add(1)
 	}
 }
@@ -59,6 +80,9 @@ type Entry struct {
 	Sysno  uintptr // SysInstallFD for the install call
 	Calls  uint64
 	Errors uint64
+	// Unseen counts the calls whose result the sentry never saw (the
+	// host ran them): Errors cannot count theirs.
+	Unseen uint64
 	Time   time.Duration
 }
 
@@ -74,7 +98,7 @@ func (s *Stats) Entries() []Entry {
 			if i == installSlot {
 				nr = SysInstallFD
 			}
-			out = append(out, Entry{Sysno: nr, Calls: c, Errors: s.errors[i].Load(), Time: time.Duration(s.nanos[i].Load())})
+			out = append(out, Entry{Sysno: nr, Calls: c, Errors: s.errors[i].Load(), Unseen: s.unseen[i].Load(), Time: time.Duration(s.nanos[i].Load())})
 		}
 	}
 	return out

@@ -49,7 +49,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.strace, "strace", false, "log every trapped syscall: tid, name, decoded arguments, result or errno, emulated or passthrough")
 	fs.StringVar(&f.logFile, "log", "", "write the log (and --strace lines) to `FILE` instead of stderr")
 	fs.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
-	fs.BoolVar(&f.stats, "stats", false, "print the counters as a table on stderr when the guest exits")
+	fs.BoolVar(&f.stats, "stats", false, "print the counters as a table on stderr when the guest exits, and per trapped syscall (as strace -c -w) the calls, the errors the sentry gave or saw, the calls it let the host run unseen, and the time the guest waited for it")
 	fs.StringVar(&f.statsJSON, "stats-json", "", "write the counters as JSON to `FILE` when the guest exits")
 	f.tmpfs = tmpfsFlag{specs: []string{"/tmp"}}
 	fs.Var(&f.tmpfs, "tmpfs", "serve `PATH[:size=N][,nr_inodes=N][,mode=M][,uid=U][,gid=G]` from an in-memory tmpfs, the options as mount -t tmpfs takes them (size in bytes with k, m, g, ... or % of RAM; repeatable; default /tmp; \"none\" mounts nothing). The guest sees an empty directory there, whatever the host has")
@@ -384,9 +384,12 @@ type statsReport struct {
 // waitReport is one syscall's calls and the time the guest waited for the
 // sentry to serve them.
 type waitReport struct {
-	Syscall string  `json:"syscall"`
-	Calls   uint64  `json:"calls"`
-	Errors  uint64  `json:"errors"`
+	Syscall string `json:"syscall"`
+	Calls   uint64 `json:"calls"`
+	Errors  uint64 `json:"errors"`
+	// Unseen calls ran on the host after the sentry let them go: their
+	// results, errors among them, never reached it.
+	Unseen  uint64  `json:"unseen"`
 	TotalNS int64   `json:"total_ns"`
 	MeanNS  float64 `json:"mean_ns"`
 }
@@ -414,7 +417,7 @@ func writeStats(f *runFlags, k *sentry.Kernel, waits *platform.Stats, status int
 		} else if e.Sysno != platform.SysInstallFD {
 			name = "syscall_" + strconv.Itoa(int(e.Sysno))
 		}
-		rep.Waits = append(rep.Waits, waitReport{Syscall: name, Calls: e.Calls, Errors: e.Errors,
+		rep.Waits = append(rep.Waits, waitReport{Syscall: name, Calls: e.Calls, Errors: e.Errors, Unseen: e.Unseen,
 			TotalNS: e.Time.Nanoseconds(), MeanNS: float64(e.Time.Nanoseconds()) / float64(e.Calls)})
 		total += e.Time
 	}
@@ -455,15 +458,18 @@ func writeStats(f *runFlags, k *sentry.Kernel, waits *platform.Stats, status int
 			fmt.Fprintf(os.Stderr, "tmpfs %-20s %8d inodes %12d bytes\n", m.Mount, m.Inodes, m.Bytes)
 		}
 		// As strace -c -w: where the guest waited for the sentry.
-		fmt.Fprintf(os.Stderr, "\n%6s %11s %11s %9s %9s %s\n", "% time", "seconds", "usecs/call", "calls", "errors", "syscall")
+		// errors counts the results the sentry gave or saw; unseen, the
+		// calls the host ran after it let them go, whose results it
+		// never sees (strace, at every exit, would count their errors).
+		fmt.Fprintf(os.Stderr, "\n%6s %11s %11s %9s %9s %9s %s\n", "% time", "seconds", "usecs/call", "calls", "errors", "unseen", "syscall")
 		for _, w := range rep.Waits {
 			pct := 0.0
 			if total > 0 {
 				pct = 100 * float64(w.TotalNS) / float64(total)
 			}
-			fmt.Fprintf(os.Stderr, "%6.2f %11.6f %11.0f %9d %9d %s\n", pct, float64(w.TotalNS)/1e9, w.MeanNS/1e3, w.Calls, w.Errors, w.Syscall)
+			fmt.Fprintf(os.Stderr, "%6.2f %11.6f %11.0f %9d %9d %9d %s\n", pct, float64(w.TotalNS)/1e9, w.MeanNS/1e3, w.Calls, w.Errors, w.Unseen, w.Syscall)
 		}
-		fmt.Fprintf(os.Stderr, "%6s %11.6f %11s %9s %9s %s\n", "100.00", total.Seconds(), "", "", "", "total")
+		fmt.Fprintf(os.Stderr, "%6s %11.6f %11s %9s %9s %9s %s\n", "100.00", total.Seconds(), "", "", "", "", "total")
 		fmt.Fprintf(os.Stderr, "the guest waited for the sentry %.1f%% of the %.3fs it ran\n", 100*rep.WaitShare, elapsed.Seconds())
 	}
 	return nil

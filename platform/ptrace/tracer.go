@@ -399,6 +399,19 @@ func (t *tracer) newTask(parent int32, event int) {
 	}
 }
 
+// stopOutcome is what a stop's action tells of the call's result: given
+// by the sentry (Done), seen later (a rewrite's exit stop, an open's
+// install call), or never (resumed with no exit stop).
+func stopOutcome(a platform.Action) platform.Outcome {
+	switch a {
+	case platform.Done:
+		return platform.Answered
+	case platform.Rewrite, platform.Install:
+		return platform.Deferred
+	}
+	return platform.Unseen
+}
+
 // syscallEnter serves a seccomp stop: one register read, at most one write.
 // When it continued the thread into the install call with the right to
 // receive it (unotify.Server.BeginInstall), it returns the server, whose
@@ -416,7 +429,7 @@ func (t *tracer) syscallEnter(tid int32, th *thread) (installer *unotify.Server)
 	th.reissued = false
 	sysno := uintptr(regs.Orig_rax)
 	res := t.sup.Syscall(tid, sysno, &t.args, uintptr(regs.Rsp))
-	defer t.stats.Done(sysno, start, res.Ret, res.Action == platform.Done, !chained)
+	defer t.stats.Done(sysno, start, res.Ret, stopOutcome(res.Action), !chained)
 	switch res.Action {
 	case platform.Passthrough:
 		cont(tid, 0)
@@ -474,7 +487,7 @@ func (t *tracer) syscallExit(tid int32, th *thread) {
 		return
 	}
 	ret := t.sup.SyscallExit(tid, int64(regs.Rax))
-	defer t.stats.Done(uintptr(th.savedNo), start, ret, true, false)
+	defer t.stats.Done(uintptr(th.savedNo), start, ret, platform.Answered, false)
 	if platform.IsRestart(int64(regs.Rax)) && !th.chained {
 		// A signal interrupted the rewritten call (a FIFO's open, a
 		// lock's wait): the kernel restarts the call in orig_rax with the

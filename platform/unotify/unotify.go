@@ -215,7 +215,11 @@ func (s *server) handle(req *seccompNotif, resp *seccompNotifResp, args *platfor
 		// call is restarted or gone, nothing to answer.
 		unix.RawSyscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(resp)))
 	}
-	s.stats.Done(uintptr(req.nr), start, res.Ret, res.Action == platform.Done || res.Action == platform.Responded, true)
+	outcome := platform.Unseen // continued: the host runs it
+	if res.Action == platform.Done || res.Action == platform.Responded {
+		outcome = platform.Answered
+	}
+	s.stats.Done(uintptr(req.nr), start, res.Ret, outcome, true)
 }
 
 // watchIdle is how long a watching serving thread waits, once the
