@@ -173,6 +173,9 @@ func openat(c *sentry.Call, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		if hostPath, mountinfo, ok := procMountsFile(c, r.Host); ok && r.hostPath == "" {
 			return openProcMounts(c, hostPath, mountinfo, flags)
 		}
+		if hostPath, f, ok := procFDInfoFile(c, r.Host); ok && r.hostPath == "" && readOnlyOpen(flags) {
+			return openProcFDInfo(c, hostPath, f, flags)
+		}
 		if r.Jumped {
 			// Through a magic link to a descriptor the sentry does not
 			// hold, which a racing thread may make a placeholder

@@ -1,6 +1,7 @@
 package syscalls
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -72,10 +73,111 @@ func mountsFileContents(c *sentry.Call, hostPath string, mountinfo bool) ([]byte
 	return []byte(b.String()), nil
 }
 
-// openProcMounts serves an open of a mounts list: a fresh unlinked file
-// in the scratch file system holding the contents, opened read-only
-// through the ordinary placeholder path.
+// openProcMounts serves an open of a mounts list.
 func openProcMounts(c *sentry.Call, hostPath string, mountinfo bool, flags uint32) sentry.Result {
+	return openProcSnapshot(c, flags, func() ([]byte, error) { return mountsFileContents(c, hostPath, mountinfo) })
+}
+
+// procFDInfoFile recognizes /proc/PID/fdinfo/N (or
+// /proc/PID/task/TID/fdinfo/N) of the caller's own process where N is one
+// of its virtual descriptors: the kernel's file there describes the
+// placeholder, whose mount and inode are the store's. Another process's is
+// left to the kernel (its access check is the kernel's to make).
+func procFDInfoFile(c *sentry.Call, p string) (hostPath string, file *vfs.FileDescription, ok bool) {
+	rest, found := strings.CutPrefix(p, "/proc/")
+	if !found {
+		return "", nil, false
+	}
+	who, rest, _ := strings.Cut(rest, "/")
+	tid := c.TID
+	if who != "self" && who != "thread-self" {
+		n, err := strconv.Atoi(who)
+		if err != nil || (int32(n) != c.TID && int32(n) != c.TG.TGID) {
+			return "", nil, false
+		}
+	}
+	if task, ok := strings.CutPrefix(rest, "task/"); ok {
+		t, r, _ := strings.Cut(task, "/")
+		n, err := strconv.Atoi(t)
+		if err != nil {
+			return "", nil, false
+		}
+		if other := c.Kernel().Task(int32(n)); other == nil || other.TG != c.TG {
+			return "", nil, false
+		}
+		tid, rest = int32(n), r
+	}
+	num, ok := strings.CutPrefix(rest, "fdinfo/")
+	if !ok {
+		return "", nil, false
+	}
+	fd, err := strconv.Atoi(num)
+	if err != nil || fd < 0 || strconv.Itoa(fd) != num {
+		return "", nil, false
+	}
+	fdt := c.Kernel().FDTableOf(tid)
+	if fdt == nil {
+		return "", nil, false
+	}
+	f := fdt.Get(int32(fd))
+	if f == nil {
+		return "", nil, false
+	}
+	return "/proc/" + strconv.Itoa(int(tid)) + "/fdinfo/" + num, f, true
+}
+
+// fdInfoContents is the kernel's fdinfo of a virtual descriptor's
+// placeholder (seq_fdinfo_show: pos, flags, then the file's own lines,
+// such as locks) with the store's mount and inode replaced by the
+// sandbox's: mnt_id is the sentry mount's, as statx and mountinfo give
+// it, ino the file's st_ino, and a lock's MAJ:MIN:INO (lock_get_status)
+// the file's st_dev and st_ino, as Linux shows them for a tmpfs file.
+func fdInfoContents(hostPath string, f *vfs.FileDescription) ([]byte, error) {
+	data, err := os.ReadFile(hostPath)
+	if err != nil {
+		return nil, unix.ENOENT
+	}
+	var st, backing unix.Stat_t
+	f.Inode.Stat(&st)
+	haveBacking := f.HostFD >= 0 && unix.Fstat(f.HostFD, &backing) == nil
+	devIno := func(dev, ino uint64) string {
+		return fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), ino)
+	}
+	var b strings.Builder
+	for line := range strings.Lines(string(data)) {
+		switch {
+		case strings.HasPrefix(line, "mnt_id:\t"):
+			line = "mnt_id:\t" + strconv.FormatUint(f.Mount.ID, 10) + "\n"
+		case strings.HasPrefix(line, "ino:\t"):
+			line = "ino:\t" + strconv.FormatUint(st.Ino, 10) + "\n"
+		case strings.HasPrefix(line, "lock:\t") && haveBacking:
+			line = strings.Replace(line, " "+devIno(backing.Dev, backing.Ino)+" ", " "+devIno(st.Dev, st.Ino)+" ", 1)
+		}
+		b.WriteString(line)
+	}
+	return []byte(b.String()), nil
+}
+
+// readOnlyOpen says an open only reads a file: the opens of a /proc file
+// the sentry writes itself. Any other (for writing, O_PATH, O_DIRECTORY)
+// is the kernel's to answer on its own file (an fdinfo opened for writing
+// takes no write, one opened as a directory is ENOTDIR).
+func readOnlyOpen(flags uint32) bool {
+	return flags&unix.O_ACCMODE == unix.O_RDONLY && flags&(unix.O_CREAT|unix.O_TRUNC|unix.O_PATH|unix.O_DIRECTORY) == 0
+}
+
+// openProcFDInfo serves an open of a virtual descriptor's fdinfo.
+func openProcFDInfo(c *sentry.Call, hostPath string, f *vfs.FileDescription, flags uint32) sentry.Result {
+	return openProcSnapshot(c, flags, func() ([]byte, error) { return fdInfoContents(hostPath, f) })
+}
+
+// openProcSnapshot serves an open of a /proc file whose contents the
+// sentry writes: a fresh unlinked file in the scratch file system holding
+// them, opened read-only through the ordinary placeholder path. The
+// contents are those of the open, where the kernel's are those of the
+// first read (seq_file): a program that changes what the file shows
+// between the two sees the earlier state.
+func openProcSnapshot(c *sentry.Call, flags uint32, contents func() ([]byte, error)) sentry.Result {
 	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_CREAT|unix.O_TRUNC) != 0 {
 		return sentry.Err(unix.EACCES)
 	}
@@ -83,12 +185,12 @@ func openProcMounts(c *sentry.Call, hostPath string, mountinfo bool, flags uint3
 	if scratch == nil {
 		return sentry.Pass()
 	}
-	data, err := mountsFileContents(c, hostPath, mountinfo)
+	data, err := contents()
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
 	root := &vfs.Credentials{}
-	name := "mounts-" + strconv.Itoa(int(c.TID))
+	name := "proc-" + strconv.Itoa(int(c.TID))
 	d, err := scratch.Root.Create(name, 0444, root)
 	if err != nil {
 		return sentry.ErrOf(err)

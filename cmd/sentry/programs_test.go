@@ -232,6 +232,21 @@ func TestProcTaskFDNames(t *testing.T) {
 	}
 }
 
+// TestProcFDInfo: /proc/PID/fdinfo/N of a virtual descriptor shows the
+// sandbox's mount id and inode, as statx, mountinfo and fstat give them,
+// and its locks by the file's st_dev and st_ino; the kernel's file
+// describes the placeholder, whose are the store's (a directory's inode
+// and every mount id differed). Through each name of the file, from
+// another thread, and for the opens the kernel answers itself
+// (testdata/fdinfo.py).
+func TestProcFDInfo(t *testing.T) {
+	out := sameOnBothTmpfs(t, `python3 `+testdataPath(t, "fdinfo.py")+` "$1"`)
+	if strings.Count(out, "is the mount's True") != 9 || strings.Count(out, "ino is st_ino True") != 10 ||
+		strings.Count(out, "dev:ino is the file's True") != 5 {
+		t.Fatalf("got:\n%s", out)
+	}
+}
+
 // TestSpecialFileFstat: a FIFO or device node the guest opened is a host
 // descriptor, whose fstat must still show the node's mode and owner
 // (testdata/fifostat.py).
