@@ -17,30 +17,49 @@ import (
 // must see the sentry's mounts there, as it would see a real tmpfs, so
 // that df, findmnt and stat -f find them.
 func procMountsFile(c *sentry.Call, p string) (hostPath string, mountinfo, ok bool) {
-	if !strings.HasPrefix(p, "/proc/") {
+	if p == "/proc/mounts" {
+		p = "/proc/self/mounts"
+	}
+	_, file, ok := ownProcEntry(c, p)
+	if !ok || (file != "mounts" && file != "mountinfo") {
 		return "", false, false
 	}
-	rest := p[len("/proc/"):]
-	if rest == "mounts" {
-		rest = "self/mounts"
+	return "/proc/" + strconv.Itoa(int(c.TID)) + "/" + file, file == "mountinfo", true
+}
+
+// ownProcEntry splits p, a path in the host's /proc, into the thread of
+// the caller's own process it names and the rest: /proc/self,
+// /proc/thread-self, the caller's /proc/TID or /proc/TGID, each maybe
+// followed by /task/TID of a thread of the process. ok is false for any
+// other process's (the kernel's to answer, with its access checks).
+func ownProcEntry(c *sentry.Call, p string) (tid int32, rest string, ok bool) {
+	rest, found := strings.CutPrefix(p, "/proc/")
+	if !found {
+		return 0, "", false
 	}
-	who, file, found := strings.Cut(rest, "/")
-	if task, ok := strings.CutPrefix(file, "task/"); ok {
-		// /proc/PID/task/TID/mounts, as the walk names thread-self's.
-		if _, f, ok := strings.Cut(task, "/"); ok {
-			file = f
-		}
+	who, rest, found := strings.Cut(rest, "/")
+	if !found {
+		return 0, "", false
 	}
-	if !found || (file != "mounts" && file != "mountinfo") {
-		return "", false, false
-	}
+	tid = c.TID
 	if who != "self" && who != "thread-self" {
 		n, err := strconv.Atoi(who)
 		if err != nil || (int32(n) != c.TID && int32(n) != c.TG.TGID) {
-			return "", false, false
+			return 0, "", false
 		}
 	}
-	return "/proc/" + strconv.Itoa(int(c.TID)) + "/" + file, file == "mountinfo", true
+	if task, ok := strings.CutPrefix(rest, "task/"); ok {
+		t, r, found := strings.Cut(task, "/")
+		n, err := strconv.Atoi(t)
+		if !found || err != nil {
+			return 0, "", false
+		}
+		if other := c.Kernel().Task(int32(n)); other == nil || other.TG != c.TG {
+			return 0, "", false
+		}
+		tid, rest = int32(n), r
+	}
+	return tid, rest, true
 }
 
 // mountsFileContents is the host's list with the sentry's mounts added
@@ -81,31 +100,11 @@ func openProcMounts(c *sentry.Call, hostPath string, mountinfo bool, flags uint3
 // procFDInfoFile recognizes /proc/PID/fdinfo/N (or
 // /proc/PID/task/TID/fdinfo/N) of the caller's own process where N is one
 // of its virtual descriptors: the kernel's file there describes the
-// placeholder, whose mount and inode are the store's. Another process's is
-// left to the kernel (its access check is the kernel's to make).
+// placeholder, whose mount and inode are the store's.
 func procFDInfoFile(c *sentry.Call, p string) (hostPath string, file *vfs.FileDescription, ok bool) {
-	rest, found := strings.CutPrefix(p, "/proc/")
-	if !found {
+	tid, rest, ok := ownProcEntry(c, p)
+	if !ok {
 		return "", nil, false
-	}
-	who, rest, _ := strings.Cut(rest, "/")
-	tid := c.TID
-	if who != "self" && who != "thread-self" {
-		n, err := strconv.Atoi(who)
-		if err != nil || (int32(n) != c.TID && int32(n) != c.TG.TGID) {
-			return "", nil, false
-		}
-	}
-	if task, ok := strings.CutPrefix(rest, "task/"); ok {
-		t, r, _ := strings.Cut(task, "/")
-		n, err := strconv.Atoi(t)
-		if err != nil {
-			return "", nil, false
-		}
-		if other := c.Kernel().Task(int32(n)); other == nil || other.TG != c.TG {
-			return "", nil, false
-		}
-		tid, rest = int32(n), r
 	}
 	num, ok := strings.CutPrefix(rest, "fdinfo/")
 	if !ok {

@@ -49,7 +49,6 @@ show("append", ap)
 dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
 os.listdir(dfd)
 show("dir", dfd)
-
 os.mkdir(d + "/sub")
 sfd = os.open(d + "/sub", os.O_RDONLY | os.O_DIRECTORY)
 show("subdir", sfd)
