@@ -173,8 +173,10 @@ func openat(c *sentry.Call, dirfd int32, pathAddr uintptr, flags, mode uint32, r
 		if hostPath, mountinfo, ok := procMountsFile(c, r.Host); ok && r.hostPath == "" {
 			return openProcMounts(c, hostPath, mountinfo, flags)
 		}
-		if hostPath, f, ok := procFDInfoFile(c, r.Host); ok && r.hostPath == "" && readOnlyOpen(flags) {
-			return openProcFDInfo(c, hostPath, f, flags)
+		if r.hostPath == "" && readOnlyOpen(flags) {
+			if hostPath, f, ok := procFDInfoFile(c, r.Host); ok {
+				return openProcFDInfo(c, hostPath, f, flags)
+			}
 		}
 		if r.Jumped {
 			// Through a magic link to a descriptor the sentry does not

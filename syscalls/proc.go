@@ -100,7 +100,10 @@ func openProcMounts(c *sentry.Call, hostPath string, mountinfo bool, flags uint3
 // procFDInfoFile recognizes /proc/PID/fdinfo/N (or
 // /proc/PID/task/TID/fdinfo/N) of the caller's own process where N is one
 // of its virtual descriptors: the kernel's file there describes the
-// placeholder, whose mount and inode are the store's.
+// placeholder, whose mount and inode are the store's. The description
+// comes with a reference (FDTable.Get), which openProcFDInfo drops: it
+// keeps the file and its host descriptor while a racing close of N
+// releases the table's.
 func procFDInfoFile(c *sentry.Call, p string) (hostPath string, file *vfs.FileDescription, ok bool) {
 	tid, rest, ok := ownProcEntry(c, p)
 	if !ok {
@@ -165,8 +168,10 @@ func readOnlyOpen(flags uint32) bool {
 	return flags&unix.O_ACCMODE == unix.O_RDONLY && flags&(unix.O_CREAT|unix.O_TRUNC|unix.O_PATH|unix.O_DIRECTORY) == 0
 }
 
-// openProcFDInfo serves an open of a virtual descriptor's fdinfo.
+// openProcFDInfo serves an open of a virtual descriptor's fdinfo and drops
+// procFDInfoFile's reference on it.
 func openProcFDInfo(c *sentry.Call, hostPath string, f *vfs.FileDescription, flags uint32) sentry.Result {
+	defer f.DecRef()
 	return openProcSnapshot(c, flags, func() ([]byte, error) { return fdInfoContents(hostPath, f) })
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -244,6 +245,24 @@ func TestProcFDInfo(t *testing.T) {
 	if strings.Count(out, "is the mount's True") != 9 || strings.Count(out, "ino is st_ino True") != 10 ||
 		strings.Count(out, "dev:ino is the file's True") != 5 {
 		t.Fatalf("got:\n%s", out)
+	}
+	// The sentry's look at a description for its fdinfo holds it only
+	// while it writes the file: the unlinked, closed file is gone at the
+	// end, its bytes freed (a reference kept made it outlive its close).
+	statsFile := filepath.Join(t.TempDir(), "stats.json")
+	if r := sandboxed(t, []string{"--stats-json", statsFile}, "python3", testdataPath(t, "fdinfo.py"), "/tmp"); r.code != 0 {
+		t.Fatalf("exited %d: %s", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(statsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep statsReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tmpfs) != 1 || rep.Tmpfs[0].Inodes != 2 || rep.Tmpfs[0].Bytes != 0 || rep.Tmpfs[0].Check != "ok" {
+		t.Errorf("the tmpfs at exit: %+v, want the root and sub alone, no bytes", rep.Tmpfs)
 	}
 }
 
