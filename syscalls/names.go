@@ -97,7 +97,24 @@ func getdents(c *sentry.Call, args *platform.SyscallArgs, legacy bool) sentry.Re
 		return sentry.Err(unix.EINVAL)
 	}
 	if err := c.CopyOut(args[1], buf[:n]); err != nil {
-		return sentry.Err(unix.EFAULT)
+		// filldir64 copies one record at a time and stops at the first
+		// that faults; getdents64 then returns the records before it (and
+		// the position after them) if there are any, EFAULT only if the
+		// first faulted. The records' d_off is already their next
+		// position.
+		done, last := 0, -1
+		for done < n {
+			reclen := int(binary.LittleEndian.Uint16(buf[done+16:]))
+			if c.CopyOut(args[1]+uintptr(done), buf[done:done+reclen]) != nil {
+				break
+			}
+			last, done = done, done+reclen
+		}
+		if last < 0 {
+			return sentry.Err(unix.EFAULT)
+		}
+		f.SetOffset(int64(binary.LittleEndian.Uint64(buf[last+8:])))
+		return sentry.Ret(int64(done))
 	}
 	f.SetOffset(off)
 	return sentry.Ret(int64(n))

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -1421,6 +1422,43 @@ static void case_getdents(void) {
 	for (int i = 0; i < nn; i++)
 		add(" %s", names[i]);
 	end();
+	// A buffer whose first 40 bytes are mapped and the rest not:
+	// filldir64 stops at the first record that faults, and getdents
+	// returns the records before it and moves past them alone (EFAULT
+	// only when the first faults); what it wrote of the faulting record
+	// in the mapped bytes shows in tail_untouched.
+	long pg = sysconf(_SC_PAGESIZE);
+	for (int is64 = 0; is64 < 2; is64++) {
+		char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		munmap(m + pg, pg);
+		char *edge = m + pg - 40;
+		memset(edge, 0xAA, 40);
+		lseek(g, 0, SEEK_SET);
+		T(syscall(is64 ? SYS_getdents64 : SYS_getdents, g, edge, 4096));
+		long got = r;
+		begin(is64 ? "getdents.straddle64" : "getdents.straddle");
+		ret();
+		int untouched = 1;
+		for (long i = got > 0 ? got : 0; i < 40; i++)
+			untouched &= (unsigned char)edge[i] == 0xAA;
+		add(" tail_untouched=%s", yesno(untouched));
+		int rest = 0;
+		for (;;) {
+			T(syscall(SYS_getdents64, g, buf, sizeof buf));
+			if (r <= 0)
+				break;
+			for (long off = 0; off < r; off += *(unsigned short *)(buf + off + 16))
+				rest++;
+		}
+		int first = 0;
+		for (long off = 0; got > 0 && off < got; off += *(unsigned short *)(edge + off + 16))
+			first++;
+		add(" first=%d rest=%d", first, rest);
+		T(syscall(is64 ? SYS_getdents64 : SYS_getdents, g, m + pg, 4096));
+		add(" unmapped_at_end err=%s", en(e));
+		end();
+		munmap(m, pg);
+	}
 	close(g);
 	close(dfd);
 }
