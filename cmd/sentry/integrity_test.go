@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -343,6 +344,62 @@ func TestSoak(t *testing.T) {
 		t.Errorf("the sandbox left files on the host:\nbefore: %s\nafter:  %s", before, after)
 	}
 	t.Logf("soak %ds: %s", secs, lines[len(lines)-1])
+}
+
+// TestBusyThreadsDoNotStarveOthers: six threads calling fstat in a loop
+// must not keep the sandbox from serving another thread of theirs
+// (testdata/starve.c: the main thread's own fstat calls, thread
+// creations, forks and an exec, as a child of a guest shell so that the
+// tracer finds it behind the busy threads). The ptrace tracer served one
+// stop per wait4, which reports the newest stopped tracee first: a busy
+// thread was served 1,700 times (median) while one of the main thread's
+// calls waited, and a red-team probe hung. The median must stay within a
+// few rounds of the busy threads (natively about 1; served in batches
+// 6-7). Then, with the busy threads still running in a process the
+// guest's first one leaves behind ("linger"), the sandbox must end with
+// the first process's status: the sentry waited for the orphan's leader
+// alone, which the kernel never reports while its traced threads are
+// unreaped zombies. The deadline only catches a hang.
+func TestBusyThreadsDoNotStarveOthers(t *testing.T) {
+	bin := buildCThreads(t, "starve")
+	run := func(script string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, sentryBin, "run", "--", "sh", "-c", script)
+		cmd.Dir = "/"
+		out, err := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("%s: the sandbox hung: %s", script, out)
+		}
+		return string(out), err
+	}
+	script := bin + " /tmp; echo rc=$?"
+	out, err := run(script)
+	if err != nil || !strings.Contains(out, "done 325\nrc=0\n") {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	images := 0
+	for _, line := range strings.Split(out, "\n") {
+		var median, max int
+		if n, _ := fmt.Sscanf(line, "busy calls during one of main's: median %d, max %d", &median, &max); n != 2 {
+			continue
+		}
+		images++
+		if median > 100 {
+			t.Errorf("busy calls served while one of the main thread's waited: median %d (max %d), want at most 100", median, max)
+		}
+	}
+	if images != 2 {
+		t.Errorf("want a line from each of the two images:\n%s", out)
+	}
+	t.Logf("%s", out)
+
+	script = bin + " /tmp linger > /tmp/ready & while [ ! -s /tmp/ready ]; do sleep 0.01; done; exit 3"
+	out, err = run(script)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("%s: %v, want exit status 3\n%s", script, err, out)
+	}
 }
 
 // hostLeftovers lists what of sentry's kind is in the host's temporary

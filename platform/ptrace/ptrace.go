@@ -45,8 +45,13 @@ func seize(tid int32, options uintptr) unix.Errno {
 	return ptraceRaw(unix.PTRACE_SEIZE, tid, 0, options)
 }
 
-// wait4 blocks, so it goes through the scheduler (unix.Syscall6).
-func wait4(status *unix.WaitStatus) (int32, unix.Errno) {
-	r, _, e := unix.Syscall6(unix.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(status)), unix.WALL, 0, 0, 0)
+// wait4 waits for any child or tracee. Without WNOHANG it blocks, so it
+// goes through the scheduler (unix.Syscall6); with it, it does not.
+func wait4(status *unix.WaitStatus, options int) (int32, unix.Errno) {
+	if options&unix.WNOHANG != 0 {
+		r, _, e := unix.RawSyscall6(unix.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(status)), uintptr(unix.WALL|options), 0, 0, 0)
+		return int32(r), e
+	}
+	r, _, e := unix.Syscall6(unix.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(status)), uintptr(unix.WALL|options), 0, 0, 0)
 	return int32(r), e
 }

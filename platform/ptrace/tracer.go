@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -85,6 +86,17 @@ type tracer struct {
 	// serves its own install calls (the ptrace platform: the install call
 	// is the only one notified).
 	srv atomic.Pointer[unotify.Server]
+	// reports are the state changes waited for and not yet served, in
+	// the order wait4 gave them; next is the first not served (see
+	// collect).
+	reports []report
+	next    int
+}
+
+// report is one state change wait4 gave.
+type report struct {
+	tid int32
+	ws  unix.WaitStatus
 }
 
 // Run starts the guest under the tracer, serves its stops on this platform
@@ -199,15 +211,15 @@ func run(cfg Config, sup platform.NotifySupervisor) (unix.WaitStatus, error) {
 
 // loop waits for stops until the first process exits.
 func (t *tracer) loop() (unix.WaitStatus, error) {
-	var ws unix.WaitStatus
 	for {
-		tid, e := wait4(&ws)
-		if e == unix.EINTR {
-			continue
+		if t.next == len(t.reports) {
+			if err := t.collect(); err != nil {
+				return 0, err
+			}
 		}
-		if e != 0 {
-			return 0, fmt.Errorf("wait4: %w", e)
-		}
+		r := t.reports[t.next]
+		t.next++
+		tid, ws := r.tid, r.ws
 		switch {
 		case ws.Exited() || ws.Signaled():
 			t.exited(tid)
@@ -219,6 +231,50 @@ func (t *tracer) loop() (unix.WaitStatus, error) {
 			t.stopped(tid, ws)
 		}
 	}
+}
+
+// collect waits for the next state change and, when the guest has more
+// than one thread, takes every other one already pending before any is
+// served. wait4 reports the first waitable task it finds, in a fixed
+// order: the sentry's own children, then the tracees, newest first. A
+// tracer that served one stop per wait met a newer busy thread stopped
+// again at every wait and left an older one stopped for as long as the
+// others kept it busy: a thread-group leader whose parent is a guest
+// process waited seconds for its clone event behind six threads calling
+// fstat (testdata/starve.c), for good under two sandboxes at once (a
+// red-team probe hung). Served in batches, a stopped thread waits for at
+// most the batch being served: its stop is in the next.
+func (t *tracer) collect() error {
+	t.reports, t.next = t.reports[:0], 0
+	var ws unix.WaitStatus
+	for {
+		tid, e := wait4(&ws, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return fmt.Errorf("wait4: %w", e)
+		}
+		t.reports = append(t.reports, report{tid, ws})
+		break
+	}
+	// One guest thread has nothing to be unfair to: no extra wait.
+	if len(t.threads) < 2 {
+		return nil
+	}
+	for {
+		tid, e := wait4(&ws, unix.WNOHANG)
+		if e != 0 || tid <= 0 {
+			return nil
+		}
+		t.reports = append(t.reports, report{tid, ws})
+	}
+}
+
+// work reports whether a guest thread has a state change the tracer has
+// not served: one already collected or one pending in the kernel.
+func (t *tracer) work() bool {
+	return t.next < len(t.reports) || stopPending()
 }
 
 func (t *tracer) exited(tid int32) {
@@ -235,9 +291,13 @@ func (t *tracer) exited(tid int32) {
 //
 // Processes the tracer never saw (a guest cannot escape being traced,
 // but if one did) are found as the sentry's children: it is a subreaper, so
-// every orphaned guest process becomes its child. The sweep kills and
-// reaps them until none is left (children of killed processes are
-// orphaned in turn).
+// every orphaned guest process becomes its child. Each round kills them
+// and reaps whatever has died, children and tracees alike (wait4 on any
+// pid: a thread-group leader is not reported while a traced thread of its
+// group is an unreaped zombie, so a wait for the leader alone waited
+// forever for a thread only a wait for any could reap), until nothing is
+// left to wait for or killWait has passed: a task that does not die of
+// SIGKILL (stuck in the kernel) must not keep the sentry from ending.
 func (t *tracer) killAll() {
 	for tid := range t.threads {
 		unix.Kill(int(tid), unix.SIGKILL)
@@ -245,20 +305,39 @@ func (t *tracer) killAll() {
 	for tid := range t.early {
 		unix.Kill(int(tid), unix.SIGKILL)
 	}
-	for round := 0; round < 1000; round++ {
-		kids := children()
-		if len(kids) == 0 {
-			return
-		}
-		for _, pid := range kids {
+	deadline := time.Now().Add(killWait)
+	pause := 50 * time.Microsecond
+	for {
+		// Unreaped children keep their pids, so none of these is
+		// another process's.
+		for _, pid := range children() {
 			unix.Kill(pid, unix.SIGKILL)
 		}
-		for _, pid := range kids {
+		reaped := false
+		for {
 			var ws unix.WaitStatus
-			unix.Wait4(pid, &ws, unix.WALL, nil)
+			tid, e := wait4(&ws, unix.WNOHANG)
+			if e == unix.ECHILD {
+				return
+			}
+			if e != 0 || tid <= 0 {
+				break
+			}
+			reaped = true
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "sentry: guest processes left after SIGKILL and %v: %v\n", killWait, children())
+			return
+		}
+		if !reaped {
+			time.Sleep(pause)
+			pause = min(2*pause, 10*time.Millisecond)
 		}
 	}
 }
+
+// killWait bounds killAll.
+const killWait = 10 * time.Second
 
 // children lists the sentry's child processes (/proc/PID/task/TID/children
 // of each of its threads: a child belongs to the thread that forked it).
@@ -297,7 +376,7 @@ func (t *tracer) stopped(tid int32, ws unix.WaitStatus) {
 		t.syscallExit(tid, th)
 	case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_SECCOMP:
 		if srv := t.syscallEnter(tid, th); srv != nil {
-			srv.ServeInstall(tid, stopPending)
+			srv.ServeInstall(tid, t.work)
 		}
 	case sig == unix.SIGTRAP && (event == unix.PTRACE_EVENT_CLONE || event == unix.PTRACE_EVENT_FORK || event == unix.PTRACE_EVENT_VFORK):
 		t.newTask(tid, event)
