@@ -611,13 +611,7 @@ func pidfdPid(c *sentry.Call, fd int32) int32 {
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "Pid:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return int32(n)
-		}
-	}
-	return 0
+	return int32(platform.ProcNumber(data, "Pid"))
 }
 
 // fdInfo reads the calling thread's /proc/TID/fdinfo/N for fd: the

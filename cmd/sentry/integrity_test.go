@@ -402,6 +402,34 @@ func TestBusyThreadsDoNotStarveOthers(t *testing.T) {
 	}
 }
 
+// TestForkOfAKilledParent: processes killed (SIGKILL) at random while
+// they fork in a loop (testdata/forkkill.c). A child the kernel made
+// before the kill runs on Linux even if its parent never saw fork return;
+// the sandbox left 9-20 of them (in 100 rounds) stopped for good, waiting
+// for a clone event their dead parent would never report. Now none may be
+// left stopped; every fork the parent saw return must have run its child
+// (ran >= seen), and every child that ran appended its byte through the
+// sentry file it inherited (size == ran: its descriptor table was made).
+func TestForkOfAKilledParent(t *testing.T) {
+	bin := buildC(t, "forkkill")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sentryBin, "run", "--", bin, "/tmp", "100")
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the sandbox hung: %s", out)
+	}
+	var ran, seen, size, stopped int
+	if n, _ := fmt.Sscanf(string(out), "ran %d seen %d size %d stopped %d", &ran, &seen, &size, &stopped); err != nil || n != 4 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if stopped != 0 || size != ran || ran < seen || ran == 0 {
+		t.Errorf("%s: want none stopped, size == ran >= seen", out)
+	}
+	t.Logf("%s", out)
+}
+
 // hostLeftovers lists what of sentry's kind is in the host's temporary
 // directories: private directories and stores of sentries (named
 // sentry-*).
