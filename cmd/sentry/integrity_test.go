@@ -354,8 +354,8 @@ func TestSoak(t *testing.T) {
 // stop per wait4, which reports the newest stopped tracee first: a busy
 // thread was served 1,700 times (median) while one of the main thread's
 // calls waited, and a red-team probe hung. The median must stay within a
-// few rounds of the busy threads (natively about 1; served in batches
-// 6-7). Then, with the busy threads still running in a process the
+// few rounds of the busy threads (natively about 1; with a batch every
+// 16 waits about 21, unotify 6). Then, with the busy threads still running in a process the
 // guest's first one leaves behind ("linger"), the sandbox must end with
 // the first process's status: the sentry waited for the orphan's leader
 // alone, which the kernel never reports while its traced threads are
