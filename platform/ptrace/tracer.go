@@ -317,9 +317,10 @@ func (t *tracer) exited(tid int32) {
 // gone, when not 0, is a thread that is dying or dead with its
 // supervisor state still there, tgid its process. A new process waiting
 // whose parent is, or was at its first stop, that process is given the
-// supervisor's task as a child of gone (NewTaskClone: the flags gone's
-// clone recorded at its entry, the descriptors verified against the
-// child's own, as for any fork) and continued. One left waiting while no
+// supervisor's task as a forked child of gone (a table of its own, the
+// descriptors verified against the child's own, as for any fork: gone's
+// recorded flags may be another thread's clone of its group) and
+// continued. One left waiting while no
 // thread is in a clone can be named by no event: it is killed, since the
 // state of its creator, which its table would be made from, is gone (the
 // creator's exit was served before the child's first stop); to the guest
@@ -342,7 +343,7 @@ func (t *tracer) orphans(gone, tgid int32) {
 		case gone != 0 && (now == tgid || first == tgid):
 			delete(t.early, child)
 			t.threads[child] = &thread{}
-			t.sup.NewTask(gone, child, platform.NewTaskClone)
+			t.sup.NewTask(gone, child, platform.NewTaskFork)
 			cont(child, 0)
 		case !forking:
 			delete(t.early, child)
