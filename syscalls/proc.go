@@ -1,6 +1,7 @@
 package syscalls
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -62,13 +63,26 @@ func ownProcEntry(c *sentry.Call, p string) (tid int32, rest string, ok bool) {
 	return tid, rest, true
 }
 
+// readErr is the guest's errno for the sentry's failed read of a kernel
+// file it serves a view of: otherwise for what befell the file (gone, or
+// anything else), but the sentry's own lack of descriptors or memory as
+// it is: a guest that used up the sentry's descriptors got EIO for
+// /proc/self/mounts, where the kernel's own open says EMFILE.
+func readErr(err error, otherwise unix.Errno) unix.Errno {
+	var e unix.Errno
+	if errors.As(err, &e) && (e == unix.EMFILE || e == unix.ENFILE || e == unix.ENOMEM) {
+		return e
+	}
+	return otherwise
+}
+
 // mountsFileContents is the host's list with the sentry's mounts added
 // last (so they shadow what the host has at the same point, as a mount on
 // top does), in the mountinfo or mounts format.
 func mountsFileContents(c *sentry.Call, hostPath string, mountinfo bool) ([]byte, error) {
 	data, err := os.ReadFile(hostPath)
 	if err != nil {
-		return nil, unix.EIO
+		return nil, readErr(err, unix.EIO)
 	}
 	var b strings.Builder
 	if hidden := c.Kernel().HiddenMounts(); len(hidden) > 0 {
@@ -137,7 +151,7 @@ func procFDInfoFile(c *sentry.Call, p string) (hostPath string, file *vfs.FileDe
 func fdInfoContents(hostPath string, f *vfs.FileDescription) ([]byte, error) {
 	data, err := os.ReadFile(hostPath)
 	if err != nil {
-		return nil, unix.ENOENT
+		return nil, readErr(err, unix.ENOENT)
 	}
 	var st, backing unix.Stat_t
 	f.Inode.Stat(&st)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -326,19 +325,10 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("soak: %v\n%s", err, out)
 	}
 	fmt.Sscanf(lines[len(lines)-1], "ok %d", &files)
-	data, err := os.ReadFile(stats)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep struct {
-		Tmpfs []tmpfsReport `json:"tmpfs"`
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	tmpfs := tmpfsAtExit(t, stats)
 	// The root, /tmp/true and the files the guest kept.
-	if len(rep.Tmpfs) != 1 || rep.Tmpfs[0].Check != "ok" || rep.Tmpfs[0].Inodes != files+2 {
-		t.Errorf("tmpfs after the soak: %+v; the guest kept %d files", rep.Tmpfs, files)
+	if len(tmpfs) != 1 || tmpfs[0].Check != "ok" || tmpfs[0].Inodes != files+2 {
+		t.Errorf("tmpfs after the soak: %+v; the guest kept %d files", tmpfs, files)
 	}
 	if after := hostLeftovers(t); after != before {
 		t.Errorf("the sandbox left files on the host:\nbefore: %s\nafter:  %s", before, after)
@@ -428,6 +418,54 @@ func TestForkOfAKilledParent(t *testing.T) {
 		t.Errorf("%s: want none stopped, size == ran >= seen", out)
 	}
 	t.Logf("%s", out)
+}
+
+// TestGuestUsesUpDescriptors: a guest that opens a tmpfs file until
+// the open fails, then tries what a program does with every descriptor
+// it got still open, closes them and tries again (testdata/fdexhaust.py).
+// Each open description also holds one of the sentry's descriptors, and
+// where the sentry cannot raise its limit above the guest's (no
+// CAP_SYS_RESOURCE: this machine's containers) its table fills first.
+// Whatever fills first, a try may fail only as Linux fails it for want
+// of descriptors (EMFILE, ENFILE; the unlink of a file the create could
+// not make, ENOENT): /proc/self/mounts gave EIO. Once closed, everything
+// works again, no byte written is lost and the tmpfs is consistent.
+func TestGuestUsesUpDescriptors(t *testing.T) {
+	prog, err := filepath.Abs("testdata/fdexhaust.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The sentry starts with the guest's limit, as a user's shell would
+	// have set it.
+	cmd := exec.CommandContext(ctx, "sh", "-c", `ulimit -n 2048 && exec "$@"`, "sh",
+		sentryBin, "run", "--stats-json", stats, "--", "python3", prog, "/tmp")
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil || err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 20 || !strings.HasPrefix(lines[0], "opened ") || lines[19] != "keep hello more more" {
+		t.Fatalf("want opened, 18 tries and the file's words:\n%s", out)
+	}
+	for _, line := range lines[1:19] {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 3 && f[2] == "ok":
+		case f[0] == "full" && len(f) == 4 && (f[3] == "24" || f[3] == "23"):
+		case f[0] == "full" && f[1] == "unlink" && len(f) == 4 && f[3] == "2":
+		default:
+			t.Errorf("%s: want ok (or, with the descriptors used up, EMFILE or ENFILE)", line)
+		}
+	}
+	tmpfs := tmpfsAtExit(t, stats)
+	if len(tmpfs) != 1 || tmpfs[0].Check != "ok" {
+		t.Errorf("tmpfs at exit: %+v", tmpfs)
+	}
+	t.Logf("%s", lines[0])
 }
 
 // hostLeftovers lists what of sentry's kind is in the host's temporary

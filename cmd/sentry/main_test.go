@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -144,4 +145,21 @@ func testPlatform() string {
 		return p
 	}
 	return "ptrace"
+}
+
+// tmpfsAtExit is the tmpfs part of a --stats-json report: each mount's
+// usage and consistency check at exit.
+func tmpfsAtExit(t *testing.T, statsPath string) []tmpfsReport {
+	t.Helper()
+	data, err := os.ReadFile(statsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Tmpfs []tmpfsReport `json:"tmpfs"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep.Tmpfs
 }

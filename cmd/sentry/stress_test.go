@@ -50,17 +50,8 @@ func TestHostileAndHeavyGuests(t *testing.T) {
 			if native.code != 0 || native != sb {
 				t.Fatalf("native and sandbox differ\nnative:  %+v\nsandbox: %+v", native, sb)
 			}
-			data, err := os.ReadFile(stats)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rep struct {
-				Tmpfs []tmpfsReport `json:"tmpfs"`
-			}
-			if err := json.Unmarshal(data, &rep); err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range rep.Tmpfs {
+			tmpfs := tmpfsAtExit(t, stats)
+			for _, m := range tmpfs {
 				if m.Check != "ok" || m.Inodes != 1 || m.Bytes != 0 {
 					t.Errorf("tmpfs %s after the guest: check %q, %d inodes, %d bytes; want ok, 1 (the root), 0",
 						m.Mount, m.Check, m.Inodes, m.Bytes)
