@@ -86,7 +86,9 @@ func mountsFileContents(c *sentry.Call, hostPath string, mountinfo bool) ([]byte
 	}
 	var b strings.Builder
 	if hidden := c.Kernel().HiddenMounts(); len(hidden) > 0 {
-		writeShown(&b, data, hidden, mountinfo, strings.TrimSuffix(hostPath, "mounts")+"mountinfo")
+		if err := writeShown(&b, data, hidden, mountinfo, strings.TrimSuffix(hostPath, "mounts")+"mountinfo"); err != nil {
+			return nil, readErr(err, unix.EIO)
+		}
 	} else {
 		b.Write(data)
 	}
@@ -229,15 +231,20 @@ func openProcSnapshot(c *sentry.Call, flags uint32, contents func() ([]byte, err
 // private directory's (platform/launch/namespace.go). The mounts format
 // has no ids: its lines are matched by source, point and type with the
 // hidden lines of mountinfo (read from infoPath), which lists the same
-// mounts.
-func writeShown(b *strings.Builder, data []byte, hidden []uint64, mountinfo bool, infoPath string) {
+// mounts; if it cannot be read, nothing is written: ignoring the error
+// showed every hidden line of mounts to a guest that left the sentry one
+// descriptor and raced another open for it.
+func writeShown(b *strings.Builder, data []byte, hidden []uint64, mountinfo bool, infoPath string) error {
 	isHidden := func(id string) bool {
 		n, err := strconv.ParseUint(id, 10, 64)
 		return err == nil && slices.Contains(hidden, n)
 	}
 	var hide map[string]bool
 	if !mountinfo {
-		info, _ := os.ReadFile(infoPath)
+		info, err := os.ReadFile(infoPath)
+		if err != nil {
+			return err
+		}
 		hide = map[string]bool{}
 		for line := range strings.Lines(string(info)) {
 			// ID PARENT MAJ:MIN ROOT POINT OPTS [OPTIONAL...] - TYPE SOURCE SUPER
@@ -254,4 +261,5 @@ func writeShown(b *strings.Builder, data []byte, hidden []uint64, mountinfo bool
 		}
 		b.WriteString(line)
 	}
+	return nil
 }
