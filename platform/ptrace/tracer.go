@@ -100,6 +100,8 @@ type tracer struct {
 	// single counts the waits since the last that took every pending
 	// state change (see collect).
 	single int
+	// forkers counts the threads whose forking is set.
+	forkers int
 }
 
 // report is one state change wait4 gave.
@@ -295,7 +297,10 @@ func (t *tracer) work() bool {
 
 func (t *tracer) exited(tid int32) {
 	delete(t.early, tid)
-	_, known := t.threads[tid]
+	th, known := t.threads[tid]
+	if known {
+		t.setForking(th, false)
+	}
 	delete(t.threads, tid)
 	if len(t.early) != 0 {
 		// Before the supervisor forgets tid, which may have been
@@ -327,13 +332,6 @@ func (t *tracer) exited(tid int32) {
 // it is as if the killed parent's fork had failed. A new thread is left:
 // it dies with its creator's group, and its parent is its process's.
 func (t *tracer) orphans(gone, tgid int32) {
-	forking := false
-	for _, th := range t.threads {
-		if th.forking {
-			forking = true
-			break
-		}
-	}
 	for child, first := range t.early {
 		if tgidOf(child) != child {
 			continue
@@ -345,9 +343,23 @@ func (t *tracer) orphans(gone, tgid int32) {
 			t.threads[child] = &thread{}
 			t.sup.NewTask(gone, child, platform.NewTaskFork)
 			cont(child, 0)
-		case !forking:
+		case t.forkers == 0:
 			delete(t.early, child)
 			unix.Kill(int(child), unix.SIGKILL)
+		}
+	}
+}
+
+// setForking sets th.forking and keeps forkers the count of threads in a
+// clone, which orphans reads at every new task (a scan of every thread
+// there made a guest's fork storm quadratic in its task count).
+func (t *tracer) setForking(th *thread, v bool) {
+	if th.forking != v {
+		th.forking = v
+		if v {
+			t.forkers++
+		} else {
+			t.forkers--
 		}
 	}
 }
@@ -484,6 +496,8 @@ func (t *tracer) stopped(tid int32, ws unix.WaitStatus) {
 			// A non-leader thread exec'd and took over the leader's id
 			// (and its state moves with it); the other threads are gone.
 			if fth := t.threads[f]; fth != nil {
+				// The leader's own state is gone with it.
+				t.setForking(th, false)
 				th = fth
 			}
 			delete(t.threads, f)
@@ -563,7 +577,7 @@ func (t *tracer) newTask(parent int32, event int) {
 	}
 	child := int32(msg)
 	if th := t.threads[parent]; th != nil {
-		th.forking = false
+		t.setForking(th, false)
 	}
 	kind := platform.NewTaskClone
 	switch event {
@@ -613,7 +627,7 @@ func (t *tracer) syscallEnter(tid int32, th *thread) (installer *unotify.Server)
 	th.reissued = false
 	sysno := uintptr(regs.Orig_rax)
 	res := t.sup.Syscall(tid, sysno, &t.args, uintptr(regs.Rsp))
-	th.forking = res.Action != platform.Done && (sysno == unix.SYS_CLONE || sysno == unix.SYS_FORK || sysno == unix.SYS_VFORK)
+	t.setForking(th, res.Action != platform.Done && (sysno == unix.SYS_CLONE || sysno == unix.SYS_FORK || sysno == unix.SYS_VFORK))
 	defer t.stats.Done(sysno, start, res.Ret, stopOutcome(res.Action), !chained)
 	switch res.Action {
 	case platform.Passthrough:
