@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -352,21 +351,11 @@ func TestSoak(t *testing.T) {
 // unreaped zombies. The deadline only catches a hang.
 func TestBusyThreadsDoNotStarveOthers(t *testing.T) {
 	bin := buildCThreads(t, "starve")
-	run := func(script string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, sentryBin, "run", "--", "sh", "-c", script)
-		cmd.Dir = "/"
-		out, err := cmd.CombinedOutput()
-		if ctx.Err() != nil {
-			t.Fatalf("%s: the sandbox hung: %s", script, out)
-		}
-		return string(out), err
-	}
 	script := bin + " /tmp; echo rc=$?"
-	out, err := run(script)
-	if err != nil || !strings.Contains(out, "done 325\nrc=0\n") {
-		t.Fatalf("%s: %v\n%s", script, err, out)
+	r := sandboxedWithin(t, 2*time.Minute, "sh", "-c", script)
+	out := r.stdout
+	if r.code != 0 || !strings.Contains(out, "done 325\nrc=0\n") {
+		t.Fatalf("%s: %+v", script, r)
 	}
 	images := 0
 	for _, line := range strings.Split(out, "\n") {
@@ -385,10 +374,8 @@ func TestBusyThreadsDoNotStarveOthers(t *testing.T) {
 	t.Logf("%s", out)
 
 	script = bin + " /tmp linger > /tmp/ready & while [ ! -s /tmp/ready ]; do sleep 0.01; done; exit 3"
-	out, err = run(script)
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-		t.Errorf("%s: %v, want exit status 3\n%s", script, err, out)
+	if r = sandboxedWithin(t, 2*time.Minute, "sh", "-c", script); r.code != 3 {
+		t.Errorf("%s: %+v, want exit status 3", script, r)
 	}
 }
 
@@ -433,17 +420,11 @@ func TestExecStorm(t *testing.T) {
 // sentry file it inherited (size == ran: its descriptor table was made).
 func TestForkOfAKilledParent(t *testing.T) {
 	bin := buildC(t, "forkkill")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, sentryBin, "run", "--", bin, "/tmp", "100")
-	cmd.Dir = "/"
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("the sandbox hung: %s", out)
-	}
+	r := sandboxedWithin(t, 2*time.Minute, bin, "/tmp", "100")
+	out := r.stdout
 	var ran, seen, size, stopped int
-	if n, _ := fmt.Sscanf(string(out), "ran %d seen %d size %d stopped %d", &ran, &seen, &size, &stopped); err != nil || n != 4 {
-		t.Fatalf("%v\n%s", err, out)
+	if n, _ := fmt.Sscanf(out, "ran %d seen %d size %d stopped %d", &ran, &seen, &size, &stopped); r.code != 0 || n != 4 {
+		t.Fatalf("%+v", r)
 	}
 	if stopped != 0 || size != ran || ran < seen || ran == 0 {
 		t.Errorf("%s: want none stopped, size == ran >= seen", out)

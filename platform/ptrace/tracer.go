@@ -333,10 +333,10 @@ func (t *tracer) exited(tid int32) {
 // it dies with its creator's group, and its parent is its process's.
 func (t *tracer) orphans(gone, tgid int32) {
 	for child, first := range t.early {
-		if tgidOf(child) != child {
+		group, now := procIDs(child)
+		if group != child {
 			continue
 		}
-		now := parentOf(child)
 		switch {
 		case gone != 0 && (now == tgid || first == tgid):
 			delete(t.early, child)
@@ -364,33 +364,14 @@ func (t *tracer) setForking(th *thread, v bool) {
 	}
 }
 
-// parentOf is tid's parent process (/proc/TID/stat's ppid), 0 if tid is
-// gone.
-func parentOf(tid int32) int32 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(tid)) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-	i := strings.LastIndexByte(string(data), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return int32(ppid)
-}
-
-// tgidOf is tid's thread group, 0 if tid is gone.
-func tgidOf(tid int32) int32 {
+// procIDs is tid's thread group and parent process (/proc/TID/status),
+// zeros if tid is gone.
+func procIDs(tid int32) (tgid, ppid int32) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(tid)) + "/status")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	return int32(platform.ProcNumber(data, "Tgid"))
+	return int32(platform.ProcNumber(data, "Tgid")), int32(platform.ProcNumber(data, "PPid"))
 }
 
 // killAll ends what is left of the guest once its first process is gone,
@@ -471,7 +452,7 @@ func (t *tracer) stopped(tid int32, ws unix.WaitStatus) {
 	if th == nil {
 		// A new thread's first stop can be reported before its parent's
 		// clone event; keep it stopped until the parent's event names it.
-		t.early[tid] = parentOf(tid)
+		_, t.early[tid] = procIDs(tid)
 		t.orphans(0, 0)
 		return
 	}
@@ -572,7 +553,8 @@ func (t *tracer) newTask(parent int32, event int) {
 	msg, e := eventMsg(parent)
 	if e != 0 {
 		// The parent was killed at its event, which names nobody now.
-		t.orphans(parent, tgidOf(parent))
+		tgid, _ := procIDs(parent)
+		t.orphans(parent, tgid)
 		return
 	}
 	child := int32(msg)
