@@ -148,12 +148,18 @@ func (mt *Mounter) newMount(point, source string, o MountOptions, ledger bool) (
 	// SHMEM_SEEN_INODES are separate).
 	release := func() {}
 	if !o.BlocksSet {
-		pages, rel, err := h.Ledger.reserve(h.RAMPages)
-		if !ledger || err != nil {
-			// No ledger to share with: Linux's own default.
-			pages, rel = h.RAMPages/2, func() {}
+		// Linux's own default, for a guest's mount and where there is no
+		// ledger to share with. A guest's mount takes no promise: each
+		// one it made took half of what the ledger had left, host-wide,
+		// and kept it until the sentry ended (its release was dropped),
+		// so a guest that mounted a few tmpfs left every sandbox started
+		// after it a /tmp of one page.
+		o.Blocks = h.RAMPages / 2
+		if ledger {
+			if pages, rel, err := h.Ledger.reserve(h.RAMPages); err == nil {
+				o.Blocks, release = pages, rel
+			}
 		}
-		o.Blocks, release = pages, rel
 	}
 	if !o.InodesSet {
 		o.Inodes = h.RAMPages / 2

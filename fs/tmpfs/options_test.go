@@ -502,4 +502,27 @@ func TestLedgerSharesRAM(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("promises left after release: %d", len(entries)-1)
 	}
+	// A guest's own mount without size= gets Linux's default and takes
+	// nothing from the ledger: each took half of what was left,
+	// host-wide, and kept it for the sentry's life, so a guest that
+	// mounted a few left every sandbox after it a one-page /tmp.
+	mt := NewMounter(Host{RAMPages: ram, Ledger: l})
+	for range 3 {
+		m, err := mt.NewMount("none", "", 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.FS.Release()
+		if got := m.SuperOptions; got != "" {
+			t.Errorf("guest mount's options %q, want Linux's default size", got)
+		}
+	}
+	if entries, _ = os.ReadDir(l.Dir); len(entries) != 1 {
+		t.Errorf("a guest's mounts took %d promises", len(entries)-1)
+	}
+	if f, relF, _ := l.reserve(ram); f != ram/2 {
+		t.Errorf("after a guest's mounts a sandbox gets %d pages, want %d", f, ram/2)
+	} else {
+		relF()
+	}
 }
