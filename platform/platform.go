@@ -98,6 +98,10 @@ const (
 	NewTaskClone = iota
 	NewTaskFork
 	NewTaskVfork
+	// NewTaskOrphan is a process whose creator died in the clone that
+	// made it, before any event named it: served as a forked child of
+	// the creator, whose state the platform kept for it.
+	NewTaskOrphan
 )
 
 // Supervisor serves the trapped calls of a guest. A platform calls it for
@@ -118,9 +122,13 @@ type Supervisor interface {
 	// execveat on it). The guest's argument registers are then args.
 	Reissue(tid int32) (sysno uintptr, args *SyscallArgs, ok bool)
 	// NewTask is called when thread parent has created thread or process
-	// child (kind is NewTaskClone, NewTaskFork or NewTaskVfork), before
-	// child runs any guest code.
+	// child (kind is NewTaskClone, NewTaskFork, NewTaskVfork or
+	// NewTaskOrphan), before child runs any guest code.
 	NewTask(parent, child int32, kind int)
+	// Orphaned is called when the platform kills new process tid, which
+	// ran no guest code: its creator died in the clone that made it, and
+	// the creator's state, its table's source, is gone.
+	Orphaned(tid int32)
 	// Exec is called after a successful execve in thread tid; formerTID is
 	// the thread that called it (it differs from tid when a non-leader
 	// thread exec'd and took over the leader's id).

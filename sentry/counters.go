@@ -14,6 +14,8 @@ const (
 	CounterFstatatLookup    = "newfstatat.lookup"
 	CounterNotifyRewrite    = "unotify.rewrite_refused"
 	CounterNotified         = "unotify.notified"
+	CounterOrphanAdopted    = "task.orphan_adopted"
+	CounterOrphanKilled     = "task.orphan_killed"
 	counterSyscallPrefix    = "syscall."
 	counterEmulatedSuffix   = ".emulated"
 	counterPassthroughSuffx = ".passthrough"
@@ -38,6 +40,12 @@ type Counters struct {
 	// Notified counts calls served by notification (the unotify
 	// platform) rather than at a ptrace stop.
 	Notified atomic.Uint64
+	// OrphanAdopted counts new processes whose creator died in the clone
+	// that made them, served as its forked children; OrphanKilled those
+	// the platform killed instead, their creator's state gone
+	// (platform.Supervisor.Orphaned).
+	OrphanAdopted atomic.Uint64
+	OrphanKilled  atomic.Uint64
 
 	emulated    [MaxSyscall]atomic.Uint64
 	passthrough [MaxSyscall]atomic.Uint64
@@ -60,6 +68,12 @@ func (c *Counters) Snapshot(table *SyscallTable) map[string]uint64 {
 	}
 	if n := c.Notified.Load(); n > 0 {
 		m[CounterNotified] = n
+	}
+	if n := c.OrphanAdopted.Load(); n > 0 {
+		m[CounterOrphanAdopted] = n
+	}
+	if n := c.OrphanKilled.Load(); n > 0 {
+		m[CounterOrphanKilled] = n
 	}
 	for nr := range table {
 		s := &table[nr]

@@ -41,6 +41,9 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		// copy.
 		child.creds = parent.creds
 		switch kind {
+		case platform.NewTaskOrphan:
+			k.Counters.OrphanAdopted.Add(1)
+			flags &^= unix.CLONE_THREAD | unix.CLONE_FILES | unix.CLONE_FS
 		case platform.NewTaskFork:
 			flags &^= unix.CLONE_THREAD | unix.CLONE_FILES | unix.CLONE_FS
 		case platform.NewTaskVfork:
@@ -171,6 +174,12 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 	}
 	// Exec recomputes the capabilities (and a set-id binary the ids).
 	t.RefreshCreds()
+}
+
+// Orphaned implements platform.Supervisor.Orphaned: only counted, the
+// task was never the sentry's.
+func (k *Kernel) Orphaned(tid int32) {
+	k.Counters.OrphanKilled.Add(1)
 }
 
 // Exit implements platform.Supervisor.Exit.

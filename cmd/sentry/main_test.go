@@ -151,15 +151,25 @@ func testPlatform() string {
 // usage and consistency check at exit.
 func tmpfsAtExit(t *testing.T, statsPath string) []tmpfsReport {
 	t.Helper()
+	return statsAtExit(t, statsPath).Tmpfs
+}
+
+// countersAtExit is the counters of a --stats-json file.
+func countersAtExit(t *testing.T, statsPath string) map[string]uint64 {
+	t.Helper()
+	return statsAtExit(t, statsPath).Counters
+}
+
+// statsAtExit reads a --stats-json file.
+func statsAtExit(t *testing.T, statsPath string) statsReport {
+	t.Helper()
 	data, err := os.ReadFile(statsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep struct {
-		Tmpfs []tmpfsReport `json:"tmpfs"`
-	}
+	var rep statsReport
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	return rep.Tmpfs
+	return rep
 }

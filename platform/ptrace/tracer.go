@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -71,6 +72,9 @@ type thread struct {
 	// clone event (or the thread's next call, if it failed): a new
 	// process waiting in early may still be named by it.
 	forking bool
+	// tgid is the thread's process, read at its first fork (0 before):
+	// a child's parent is its creator's process, not the thread.
+	tgid int32
 }
 
 // tracer is the state of one Run; only the tracer thread touches it.
@@ -102,6 +106,20 @@ type tracer struct {
 	single int
 	// forkers counts the threads whose forking is set.
 	forkers int
+	// dying holds threads that died in a clone while a child the kernel
+	// had already made, reparented by their death, has not come to its
+	// first stop: their supervisor state (Exit not yet called) is what
+	// that child's table is made from (adopt).
+	dying []dyingCreator
+}
+
+// dyingCreator is a thread that died in a clone, and the children it may
+// have made: the tracees not yet seen whose parent, at its death, was the
+// sentry (which, a subreaper, inherits a dead process's children) or its
+// own process.
+type dyingCreator struct {
+	tid, tgid int32
+	children  []int32
 }
 
 // report is one state change wait4 gave.
@@ -298,17 +316,30 @@ func (t *tracer) work() bool {
 func (t *tracer) exited(tid int32) {
 	delete(t.early, tid)
 	th, known := t.threads[tid]
-	if known {
-		t.setForking(th, false)
-	}
 	delete(t.threads, tid)
-	if len(t.early) != 0 {
-		// Before the supervisor forgets tid, which may have been
-		// forking (a leader's tid is its process's pid).
-		t.orphans(tid, tid)
+	if !known {
+		// A child some dying creator waited for died before its first
+		// stop: it needs no table.
+		t.unawaited(tid)
+		return
 	}
-	if known {
-		t.sup.Exit(tid)
+	forking := th.forking
+	t.setForking(0, th, false)
+	if forking {
+		tgid := th.tgid
+		if tgid == 0 {
+			tgid = tid
+		}
+		// Its state stays until the child it may have made is seen.
+		if kids := t.possibleChildren(tgid); len(kids) != 0 {
+			t.dying = append(t.dying, dyingCreator{tid: tid, tgid: tgid, children: kids})
+			t.orphans()
+			return
+		}
+	}
+	t.sup.Exit(tid)
+	if len(t.early) != 0 {
+		t.orphans()
 	}
 }
 
@@ -319,45 +350,152 @@ func (t *tracer) exited(tid int32) {
 // sandbox left it stopped for good (20 of 100 forks of a process killed
 // at random, testdata/forkkill.c).
 //
-// gone, when not 0, is a thread that is dying or dead with its
-// supervisor state still there, tgid its process. A new process waiting
-// whose parent is, or was at its first stop, that process is given the
-// supervisor's task as a forked child of gone (a table of its own, the
-// descriptors verified against the child's own, as for any fork: gone's
-// recorded flags may be another thread's clone of its group) and
-// continued. One left waiting while no
-// thread is in a clone can be named by no event: it is killed, since the
-// state of its creator, which its table would be made from, is gone (the
-// creator's exit was served before the child's first stop); to the guest
-// it is as if the killed parent's fork had failed. A new thread is left:
-// it dies with its creator's group, and its parent is its process's.
-func (t *tracer) orphans(gone, tgid int32) {
+// A thread that dies in a clone keeps its supervisor state (exited: its
+// Exit waits) while a child it may have made waits in early or has not
+// come to its first stop yet (t.dying): the kernel gives a dead
+// process's children to another thread of its process, else to the
+// sentry (a subreaper), so a child that stops after its creator's exit
+// was served names no creator any more. Such a child is adopted from
+// the first dying creator that waits for it, once no thread is in a
+// clone (a live thread's event may still name it: it may be a thread or
+// share a table), or at once if the sentry is its parent already (its
+// creator's process is gone). One left waiting while no thread is in a
+// clone and no dying creator waits for it can be named by no event: it is
+// killed, since there is no table to serve it from; to the guest it is as
+// if the killed parent's fork had failed (a child made with CLONE_PARENT,
+// whose parent is its creator's parent, or one given to a guest process
+// that made itself a subreaper, are such). A new thread is left: it
+// dies with its creator's group, and its parent is its process's.
+func (t *tracer) orphans() {
 	for child, first := range t.early {
 		group, now := procIDs(child)
 		if group != child {
 			continue
 		}
-		switch {
-		case gone != 0 && (now == tgid || first == tgid):
-			delete(t.early, child)
-			t.threads[child] = &thread{}
-			t.sup.NewTask(gone, child, platform.NewTaskFork)
-			cont(child, 0)
-		case t.forkers == 0:
-			delete(t.early, child)
-			unix.Kill(int(child), unix.SIGKILL)
+		if t.adoptDying(child, now, first) || t.forkers != 0 {
+			continue
+		}
+		delete(t.early, child)
+		unix.Kill(int(child), unix.SIGKILL)
+		t.sup.Orphaned(child)
+	}
+}
+
+// adoptDying adopts child, waiting in early with parent now (first at
+// its first stop), from a dying creator that waits for it (orphans says
+// when), and reports whether one did: the creator whose process is its
+// parent, else the first that died. Only a child that stopped after its
+// creator was gone has no parent to tell its creator by; when two
+// creators die at once, such a child may get the other's table, which
+// holds only what it really has (the verified fork, below) and is the
+// sentry's own state of its own guest. The child gets the supervisor's
+// task of a forked child of the creator (a table of its own, its
+// descriptors verified against the child's own, as for any fork: the
+// creator's recorded flags may be another thread's clone of its group)
+// and is continued; the creator, which made only this child in its
+// clone, is then gone.
+func (t *tracer) adoptDying(child, now, first int32) bool {
+	if t.forkers != 0 && now != int32(os.Getpid()) {
+		return false
+	}
+	i := slices.IndexFunc(t.dying, func(d dyingCreator) bool {
+		return (d.tgid == now || d.tgid == first) && slices.Contains(d.children, child)
+	})
+	if i < 0 {
+		i = slices.IndexFunc(t.dying, func(d dyingCreator) bool { return slices.Contains(d.children, child) })
+	}
+	if i < 0 {
+		return false
+	}
+	d := t.dying[i]
+	t.dying = slices.Delete(t.dying, i, i+1)
+	delete(t.early, child)
+	t.unawaited(child)
+	t.threads[child] = &thread{}
+	t.sup.NewTask(d.tid, child, platform.NewTaskOrphan)
+	t.sup.Exit(d.tid)
+	cont(child, 0)
+	return true
+}
+
+// unawaited drops tid, adopted or dead, from the children the dying
+// creators wait for, and serves the exit of those left waiting for none.
+func (t *tracer) unawaited(tid int32) {
+	if len(t.dying) == 0 {
+		return
+	}
+	kept := t.dying[:0]
+	for _, d := range t.dying {
+		d.children = slices.DeleteFunc(d.children, func(c int32) bool { return c == tid })
+		if len(d.children) == 0 {
+			t.sup.Exit(d.tid)
+			continue
+		}
+		kept = append(kept, d)
+	}
+	clear(t.dying[len(kept):])
+	t.dying = kept
+}
+
+// forgetDying serves the exit of dying creator tid now: its id is taken
+// by a new task, whose state the deferred Exit would drop.
+func (t *tracer) forgetDying(tid int32) {
+	for i, d := range t.dying {
+		if d.tid == tid {
+			t.sup.Exit(tid)
+			t.dying = slices.Delete(t.dying, i, i+1)
+			return
 		}
 	}
 }
 
-// setForking sets th.forking and keeps forkers the count of threads in a
-// clone, which orphans reads at every new task (a scan of every thread
-// there made a guest's fork storm quadratic in its task count).
-func (t *tracer) setForking(th *thread, v bool) {
+// possibleChildren lists the children a thread of process tgid that died
+// in a clone may have made: the new processes waiting in early whose
+// parent is tgid, and the tracees not yet seen (their first stop not
+// reported) that are children of the sentry or of tgid, where the kernel
+// puts the children of a thread that died (another thread of its
+// process, else the nearest subreaper: the sentry, unless a guest
+// process made itself one, which this does not look at).
+func (t *tracer) possibleChildren(tgid int32) []int32 {
+	var out []int32
+	sentry := int32(os.Getpid())
+	for child, first := range t.early {
+		if _, now := procIDs(child); now == tgid || first == tgid || now == sentry {
+			out = append(out, child)
+		}
+	}
+	for _, pid := range append(children("/proc/self/task/"), children("/proc/"+strconv.Itoa(int(tgid))+"/task/")...) {
+		tid := int32(pid)
+		if _, ok := t.threads[tid]; ok {
+			continue
+		}
+		if _, ok := t.early[tid]; ok || slices.Contains(out, tid) || !tracedByUs(tid) {
+			continue
+		}
+		out = append(out, tid)
+	}
+	return out
+}
+
+// tracedByUs reports whether tid is traced by this thread, the tracer
+// (/proc/TID/status TracerPid).
+func tracedByUs(tid int32) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(tid)) + "/status")
+	return err == nil && platform.ProcNumber(data, "TracerPid") == unix.Gettid()
+}
+
+// setForking sets th.forking (of thread tid) and keeps forkers the count
+// of threads in a clone, which orphans reads at every new task (a scan of
+// every thread there made a guest's fork storm quadratic in its task
+// count). A thread's first clone reads its process (th.tgid).
+func (t *tracer) setForking(tid int32, th *thread, v bool) {
 	if th.forking != v {
 		th.forking = v
 		if v {
 			t.forkers++
+			if th.tgid == 0 {
+				th.tgid, _ = procIDs(tid)
+			}
 		} else {
 			t.forkers--
 		}
@@ -394,12 +532,16 @@ func (t *tracer) killAll() {
 	for tid := range t.early {
 		unix.Kill(int(tid), unix.SIGKILL)
 	}
+	for _, d := range t.dying {
+		t.sup.Exit(d.tid)
+	}
+	t.dying = nil
 	deadline := time.Now().Add(killWait)
 	pause := 50 * time.Microsecond
 	for {
 		// Unreaped children keep their pids, so none of these is
 		// another process's.
-		for _, pid := range children() {
+		for _, pid := range children("/proc/self/task/") {
 			unix.Kill(pid, unix.SIGKILL)
 		}
 		reaped := false
@@ -415,7 +557,7 @@ func (t *tracer) killAll() {
 			reaped = true
 		}
 		if time.Now().After(deadline) {
-			fmt.Fprintf(os.Stderr, "sentry: guest processes left after SIGKILL and %v: %v\n", killWait, children())
+			fmt.Fprintf(os.Stderr, "sentry: guest processes left after SIGKILL and %v: %v\n", killWait, children("/proc/self/task/"))
 			return
 		}
 		if !reaped {
@@ -428,13 +570,14 @@ func (t *tracer) killAll() {
 // killWait bounds killAll.
 const killWait = 10 * time.Second
 
-// children lists the sentry's child processes (/proc/PID/task/TID/children
-// of each of its threads: a child belongs to the thread that forked it).
-func children() []int {
-	tasks, _ := os.ReadDir("/proc/self/task")
+// children lists the child processes of the threads under tasks
+// (/proc/PID/task/, each thread's children: a child belongs to the thread
+// that forked it); for the sentry's own, "/proc/self/task/".
+func children(tasks string) []int {
+	dir, _ := os.ReadDir(tasks)
 	var pids []int
-	for _, task := range tasks {
-		data, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+	for _, task := range dir {
+		data, err := os.ReadFile(tasks + task.Name() + "/children")
 		if err != nil {
 			continue
 		}
@@ -452,8 +595,9 @@ func (t *tracer) stopped(tid int32, ws unix.WaitStatus) {
 	if th == nil {
 		// A new thread's first stop can be reported before its parent's
 		// clone event; keep it stopped until the parent's event names it.
+		t.forgetDying(tid)
 		_, t.early[tid] = procIDs(tid)
-		t.orphans(0, 0)
+		t.orphans()
 		return
 	}
 	sig := ws.StopSignal()
@@ -478,7 +622,7 @@ func (t *tracer) stopped(tid int32, ws unix.WaitStatus) {
 			// (and its state moves with it); the other threads are gone.
 			if fth := t.threads[f]; fth != nil {
 				// The leader's own state is gone with it.
-				t.setForking(th, false)
+				t.setForking(0, th, false)
 				th = fth
 			}
 			delete(t.threads, f)
@@ -552,15 +696,22 @@ func stopPending() bool {
 func (t *tracer) newTask(parent int32, event int) {
 	msg, e := eventMsg(parent)
 	if e != 0 {
-		// The parent was killed at its event, which names nobody now.
-		tgid, _ := procIDs(parent)
-		t.orphans(parent, tgid)
+		// The parent was killed at its event, which names nobody now:
+		// its exit, next, looks for the child (exited).
 		return
 	}
 	child := int32(msg)
 	if th := t.threads[parent]; th != nil {
-		t.setForking(th, false)
+		t.setForking(0, th, false)
 	}
+	if _, ok := t.threads[child]; ok {
+		// Adopted already (orphans): the adoption stands, a second task
+		// would drop the first's table unreleased. Not expected: a
+		// child is adopted only when no thread is in a clone or its
+		// creator's process is gone.
+		return
+	}
+	t.forgetDying(child)
 	kind := platform.NewTaskClone
 	switch event {
 	case unix.PTRACE_EVENT_FORK:
@@ -568,6 +719,7 @@ func (t *tracer) newTask(parent int32, event int) {
 	case unix.PTRACE_EVENT_VFORK:
 		kind = platform.NewTaskVfork
 	}
+	t.unawaited(child)
 	t.threads[child] = &thread{}
 	t.sup.NewTask(parent, child, kind)
 	if _, ok := t.early[child]; ok {
@@ -575,7 +727,7 @@ func (t *tracer) newTask(parent int32, event int) {
 		cont(child, 0)
 	}
 	if len(t.early) != 0 {
-		t.orphans(0, 0)
+		t.orphans()
 	}
 }
 
@@ -609,7 +761,11 @@ func (t *tracer) syscallEnter(tid int32, th *thread) (installer *unotify.Server)
 	th.reissued = false
 	sysno := uintptr(regs.Orig_rax)
 	res := t.sup.Syscall(tid, sysno, &t.args, uintptr(regs.Rsp))
-	t.setForking(th, res.Action != platform.Done && (sysno == unix.SYS_CLONE || sysno == unix.SYS_FORK || sysno == unix.SYS_VFORK))
+	t.setForking(tid, th, res.Action != platform.Done && (sysno == unix.SYS_CLONE || sysno == unix.SYS_FORK || sysno == unix.SYS_VFORK))
+	if t.forkers == 0 && len(t.early) != 0 {
+		// The last clone in progress failed: no event names those left.
+		t.orphans()
+	}
 	defer t.stats.Done(sysno, start, res.Ret, stopOutcome(res.Action), !chained)
 	switch res.Action {
 	case platform.Passthrough:
