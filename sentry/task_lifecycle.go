@@ -40,14 +40,18 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 		// made, so sharing the pointer until a set*id replaces it is a
 		// copy.
 		child.creds = parent.creds
-		switch kind {
-		case platform.NewTaskOrphan:
+		// The flags are the ones the thread's own clone passed: the
+		// event's kind says only how the kernel reports it (a clone
+		// with exit signal SIGCHLD is a "fork" event whatever it
+		// shares: CLONE_FILES, CLONE_FS, even CLONE_THREAD), so it
+		// takes nothing away from them (taking CLONE_FILES and
+		// CLONE_FS away gave such a child a table and a working
+		// directory of its own where the kernel shares the parent's).
+		// An orphan's creator may have recorded another thread's clone
+		// of its group, and is made a forked child, as fork would.
+		if kind == platform.NewTaskOrphan {
 			k.Counters.OrphanAdopted.Add(1)
 			flags &^= unix.CLONE_THREAD | unix.CLONE_FILES | unix.CLONE_FS
-		case platform.NewTaskFork:
-			flags &^= unix.CLONE_THREAD | unix.CLONE_FILES | unix.CLONE_FS
-		case platform.NewTaskVfork:
-			flags &^= unix.CLONE_THREAD
 		}
 		if flags&unix.CLONE_NEWUSER != 0 {
 			// The child is in a new user namespace: every capability

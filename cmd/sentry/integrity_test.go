@@ -445,6 +445,23 @@ func TestExecStorm(t *testing.T) {
 	}
 }
 
+// TestCloneSharingAsFork: a clone with exit signal SIGCHLD is a "fork"
+// event to the tracer whatever it shares, and the sentry gave a child made
+// with CLONE_FILES or CLONE_FS a table or working directory of its own:
+// the parent then saw its old file where the child had closed it and
+// opened another (and a placeholder of the store the table did not know),
+// and made files in its old directory with its old umask
+// (testdata/cloneshare.c; as natively on /dev/shm).
+func TestCloneSharingAsFork(t *testing.T) {
+	bin := buildC(t, "cloneshare")
+	if native := runCmd(t, "", bin, tempDirIn(t, "/dev/shm", "sentry-cloneshare-")); native.stdout != "ok\n" {
+		t.Fatalf("native: %+v", native)
+	}
+	if r := sandboxed(t, nil, bin, "/tmp"); r.code != 0 || r.stdout != "ok\n" {
+		t.Errorf("sandbox: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // TestForkOfAKilledParent: processes killed (SIGKILL) at random while
 // they fork in a loop (testdata/forkkill.c). A child the kernel made
 // before the kill runs on Linux even if its parent never saw fork return;
