@@ -110,6 +110,20 @@ type reissue struct {
 	then Continuation
 }
 
+// isThis reports whether the guest's call sysno with args is the call r
+// asked for. Not its number alone: the reissued call may never come (the
+// guest's own seccomp filter can fail it without a stop, as it outranks
+// the sentry's trap, or a signal handler can jump away before it runs),
+// and the guest's next call of that number, with its own arguments, then
+// ran on the host unserved, as if it were the sentry's. A reissue that did
+// not come is dropped: what it was to finish is left as a consistent
+// state (FailAfterClose drops the entry only once the kernel closed it;
+// exec's descriptor is unreadable), though the guest keeps a descriptor
+// Linux would not have given it.
+func (r *reissue) isThis(sysno uintptr, args *platform.SyscallArgs) bool {
+	return r.then != nil && sysno == r.sysno && *args == r.args
+}
+
 // begin makes t's call in flight a new call of sysno with args.
 func (t *Task) begin(sysno uintptr, args *platform.SyscallArgs) *Call {
 	c := &t.call
@@ -359,22 +373,43 @@ func (c *Call) InstallFileThen(f *vfs.FileDescription, cloexec bool, undo func()
 
 // failAfterClose is the Continuation of the close_range FailAfterClose
 // reissues: the guest's call fails with ret.
-type failAfterClose struct{ ret int64 }
+// failAfterClose finishes FailAfterClose at its close_range's exit.
+type failAfterClose struct {
+	fd   int32
+	file *vfs.FileDescription
+	ret  int64
+}
 
-func (f failAfterClose) Exit(*Call, int64) int64 { return f.ret }
+// Exit drops the entry once the kernel has closed the descriptor, if it
+// still holds the file the call installed (in a shared table another
+// thread may have put one at the freed number since). Dropped before the
+// close, it left the guest a placeholder the table did not know when the
+// close never ran (the guest's own seccomp filter can fail it).
+func (f failAfterClose) Exit(c *Call, ret int64) int64 {
+	if ret == 0 {
+		for _, d := range c.fdt.RemoveIfFile(func(fd int32, file *vfs.FileDescription, _ bool) bool {
+			return fd == f.fd && file == f.file
+		}) {
+			d.DecRef()
+		}
+	}
+	return f.ret
+}
 
 // FailAfterClose makes the guest's call fail with errno after closing its
 // descriptor fd, which the call made and the sentry installed (exec of a
 // sentry file: the installed descriptor of its backing, when the execveat
-// of it failed): fd leaves the task's table, and the guest closes it by a
-// reissued close_range(fd, fd, 0), which stops on every platform (close
-// itself may be notified, and a notified call cannot both run and be
-// seen). Call it from a Continuation, and return ret.
+// of it failed): the guest closes it by a reissued close_range(fd, fd, 0),
+// which stops on every platform (close itself may be notified, and a
+// notified call cannot both run and be seen), and fd then leaves the
+// task's table. Call it from a Continuation, and return ret.
 func (c *Call) FailAfterClose(fd int32, errno unix.Errno) {
-	if f := c.fdt.Remove(fd); f != nil {
+	var file *vfs.FileDescription
+	if f := c.fdt.Get(fd); f != nil {
+		file = f
 		f.DecRef()
 	}
-	c.Reissue(unix.SYS_CLOSE_RANGE, platform.SyscallArgs{uintptr(fd), uintptr(fd), 0}, failAfterClose{ret: -int64(errno)})
+	c.Reissue(unix.SYS_CLOSE_RANGE, platform.SyscallArgs{uintptr(fd), uintptr(fd), 0}, failAfterClose{fd: fd, file: file, ret: -int64(errno)})
 }
 
 // errnoOf is err as an errno (EIO for anything else).

@@ -67,7 +67,7 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 	c.sp = sp
 	next := t.next
 	t.next = reissue{}
-	if next.then != nil && sysno == next.sysno {
+	if next.isThis(sysno, args) {
 		// The call a Reissue asked for: the host runs it, its exit goes
 		// to the Continuation given (FailAfterClose's close: the host
 		// closes the placeholder, the guest sees the error).
@@ -126,7 +126,7 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 	t.clearClosing()
 	next := t.next
 	t.next = reissue{}
-	if next.then != nil && sysno == next.sysno {
+	if next.isThis(sysno, args) {
 		// A reissued call served by notification cannot both run and
 		// be seen: it is answered with what its Continuation makes of
 		// it. (The sentry reissues only calls that stop on every

@@ -84,9 +84,15 @@ func execBacking(c *sentry.Call, m *vfs.Mount, d vfs.Dentry, argv, envp uintptr)
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	f := vfs.NewFileDescription(m, d, unix.O_RDONLY|oLargefile)
+	// Opened for neither reading nor writing (access mode 3, which
+	// execveat's own open of it does not need: do_open_execat checks
+	// MAY_EXEC alone): the guest holds it until its exec, and may keep
+	// it if the exec never comes (its own seccomp filter can fail the
+	// reissued execveat), and an O_RDONLY one let a guest that may only
+	// execute a file read it.
+	f := vfs.NewFileDescription(m, d, unix.O_ACCMODE|oLargefile)
 	defer f.DecRef()
-	hfd, err := d.Inode().OpenHost(unix.O_RDONLY)
+	hfd, err := d.Inode().OpenHost(unix.O_ACCMODE)
 	if err != nil {
 		return sentry.ErrOf(errnoOf(err))
 	}

@@ -572,3 +572,27 @@ func TestContainInstallCall(t *testing.T) {
 		t.Errorf("race: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestContainGuestFilterFailsReissues: the guest's own seccomp filter
+// outranks the sentry's trap, so it can fail a call the sentry reissues
+// for the guest without any stop (testdata/reissueblock.c, found by this
+// session's red-team helper): the execveat(fd, "", AT_EMPTY_PATH) that
+// runs a tmpfs file, and the close_range that closes its descriptor
+// again when the exec fails. The descriptor left must not read the file
+// (it was O_RDONLY: a caller who may only execute a file read it), every
+// descriptor left must be one the sentry's table knows (the close's entry
+// was dropped before the close ran, leaving a placeholder of the store),
+// and the guest's own next execveat must be served as its own (it was
+// taken for the lost reissue and ran on the host unserved: ENOENT, the
+// cover). The exec itself fails in the sandbox, where Linux runs it: the
+// sentry's exec is that execveat (a known difference).
+func TestContainGuestFilterFailsReissues(t *testing.T) {
+	bin := buildC(t, "reissueblock")
+	if native := runCmd(t, "", bin, tempDirIn(t, "/dev/shm", "sentry-reissue-")); native.stdout != "ok\n" {
+		t.Fatalf("native: %+v", native)
+	}
+	want := "execve: EPERM\nown execveat: EPERM\nbad image: EPERM\nok\n"
+	if r := sandboxedWithin(t, time.Minute, bin, "/tmp"); r.code != 0 || r.stdout != want {
+		t.Errorf("sandbox: exit %d\n%s%s\nwant\n%s", r.code, r.stdout, r.stderr, want)
+	}
+}

@@ -66,8 +66,9 @@ type thread struct {
 	// guest's own registers, which the last call of the chain restores.
 	// A reissued call served by notification never stops here, so the
 	// next stop of another call finds reissued stale and drops it.
-	reissued   bool
-	reissuedNo uint64
+	reissued     bool
+	reissuedNo   uint64
+	reissuedArgs [6]uint64
 	// forking is set from a clone, fork or vfork's seccomp stop to its
 	// clone event (or the thread's next call, if it failed): a new
 	// process waiting in early may still be named by it.
@@ -757,7 +758,12 @@ func (t *tracer) syscallEnter(tid int32, th *thread) (installer *unotify.Server)
 	}
 	t.args = platform.SyscallArgs{uintptr(regs.Rdi), uintptr(regs.Rsi), uintptr(regs.Rdx),
 		uintptr(regs.R10), uintptr(regs.R8), uintptr(regs.R9)}
-	chained := th.reissued && regs.Orig_rax == th.reissuedNo
+	// The reissued call itself, not only its number: one that never came
+	// (the guest's own filter failed it without a stop, a handler jumped
+	// away) leaves reissued set for the guest's next call, which is not
+	// part of the chain and whose registers are its own.
+	chained := th.reissued && regs.Orig_rax == th.reissuedNo &&
+		th.reissuedArgs == [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}
 	th.reissued = false
 	sysno := uintptr(regs.Orig_rax)
 	res := t.sup.Syscall(tid, sysno, &t.args, uintptr(regs.Rsp))
@@ -850,6 +856,7 @@ func (t *tracer) syscallExit(tid int32, th *thread) {
 		regs.R10, regs.R8, regs.R9 = uint64(args[3]), uint64(args[4]), uint64(args[5])
 		setRegs(tid, regs)
 		th.reissued, th.reissuedNo = true, uint64(sysno)
+		th.reissuedArgs = [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}
 		cont(tid, 0)
 		return
 	}
