@@ -261,6 +261,7 @@ func (c *Call) CloseFD(fd int32) (f *vfs.FileDescription, observe bool) {
 	}
 	if e, has := t.entries[fd]; has {
 		delete(t.entries, fd)
+		t.leftLocked(fd, e)
 		f = e.file
 	}
 	return f, t.dupTargets[fd] > 0
@@ -289,7 +290,11 @@ func (t *Task) clearClosing() {
 // (CloseFD) has run, for at most maxCloseWait, before the call puts a
 // file at fd. The table must not be locked.
 func (c *Call) WaitClosed(fd int32) {
-	t := c.fdt
+	c.fdt.waitClosed(c.TID, fd)
+}
+
+// waitClosed is WaitClosed for a thread tid that uses the table.
+func (t *FDTable) waitClosed(tid, fd int32) {
 	deadline := time.Now().Add(maxCloseWait)
 	pause := 10 * time.Microsecond
 	for {
@@ -299,12 +304,28 @@ func (c *Call) WaitClosed(fd int32) {
 		if !ok {
 			return
 		}
-		if dev, ino, open := guestFileID(c.TID, fd); !open || dev != m.dev || ino != m.ino || time.Now().After(deadline) {
+		if dev, ino, open := guestFileID(tid, fd); !open || dev != m.dev || ino != m.ino || time.Now().After(deadline) {
 			t.closed(fd, m.tid)
 			continue
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, time.Millisecond)
+	}
+}
+
+// waitCloses waits, as WaitClosed, for every close of the table that the
+// sentry let the kernel run and the kernel may not have run yet: a copy
+// the kernel makes after the entry left the table and before the close
+// ran holds the file, which no window kept (OpenCopyWindow).
+func (t *FDTable) waitCloses(tid int32) {
+	t.mu.Lock()
+	var fds []int32
+	for fd := range t.closing {
+		fds = append(fds, fd)
+	}
+	t.mu.Unlock()
+	for _, fd := range fds {
+		t.waitClosed(tid, fd)
 	}
 }
 

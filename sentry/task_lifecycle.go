@@ -73,9 +73,7 @@ func (k *Kernel) NewTask(parentTID, childTID int32, kind int) {
 				return sameFile(childTID, fd, f)
 			}))
 		}
-		if before != nil {
-			before.Release()
-		}
+		before.Close()
 		if flags&unix.CLONE_FS != 0 {
 			pfs := parent.fs.Load()
 			pfs.mu.Lock()
@@ -166,10 +164,11 @@ func (k *Kernel) Exec(tid, formerTID int32) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.TID = tid
-	if t.fdt.Shared() {
-		n := t.fdt.Fork()
-		t.fdt.DecUsers()
-		t.setFDTable(n)
+	if before := t.takeTableCopy(); before != nil || t.fdt.Shared() {
+		// unshare_files copied the table at some moment of the call
+		// (BeginTableCopy).
+		t.copyTable(tid, before)
+		before.Close()
 	}
 	for _, f := range t.fdt.RemoveIfFile(func(fd int32, f *vfs.FileDescription, cloexec bool) bool {
 		return !survivedExec(tid, fd, f, cloexec)
@@ -218,6 +217,7 @@ func (t *Task) release() {
 	t.mu.Lock()
 	t.dropInstalls(0)
 	t.forking.release()
+	t.DropTableCopy()
 	t.runTaskWork()
 	t.fdt.DecUsers()
 	t.mu.Unlock()

@@ -59,6 +59,9 @@ func CloseRange(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if c.FDTable().Len() == 0 {
 		return sentry.Pass()
 	}
+	if uint32(args[2])&unix.CLOSE_RANGE_UNSHARE != 0 {
+		c.BeginTableCopy()
+	}
 	return sentry.Observe(c, unix.SYS_CLOSE_RANGE, args, &closeRangeExit{first: uint32(args[0]), last: uint32(args[1]), flags: uint32(args[2])}, true)
 }
 
@@ -69,6 +72,7 @@ type closeRangeExit struct {
 
 func (cr *closeRangeExit) Exit(c *sentry.Call, ret int64) int64 {
 	if ret != 0 {
+		c.DropTableCopy()
 		return ret
 	}
 	first, last := cr.first, cr.last

@@ -35,6 +35,7 @@ func Execveat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 }
 
 func execveat(c *sentry.Call, dirfd int32, pathAddr, argv, envp uintptr, flags uint32) sentry.Result {
+	c.BeginTableCopy()
 	if flags&^(unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW) != 0 || pathAddr == 0 {
 		return sentry.Pass()
 	}
@@ -367,6 +368,9 @@ func Unshare(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	if flags&(unix.CLONE_FILES|unix.CLONE_FS|unix.CLONE_NEWUSER) == 0 {
 		return sentry.Pass()
 	}
+	if flags&unix.CLONE_FILES != 0 {
+		c.BeginTableCopy()
+	}
 	return sentry.Observe(c, unix.SYS_UNSHARE, args, unshareExit{flags: flags}, true)
 }
 
@@ -376,6 +380,7 @@ type unshareExit struct{ flags uint64 }
 func (u unshareExit) Exit(c *sentry.Call, ret int64) int64 {
 	flags := u.flags
 	if ret != 0 {
+		c.DropTableCopy()
 		return ret
 	}
 	if flags&unix.CLONE_FILES != 0 {
