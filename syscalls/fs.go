@@ -92,8 +92,12 @@ func chdirTo(c *sentry.Call, m *vfs.Mount, d vfs.Dentry) sentry.Result {
 }
 
 // Getcwd is getcwd(buf, size): a working directory in the sentry's files
-// is the sentry's to report (ERANGE if it does not fit, as Linux); with
-// the directory unlinked, "(unreachable)"-less Linux reports ENOENT.
+// is the sentry's to report. As Linux's, the path is built from the
+// directory up into one PATH_MAX buffer, its NUL included: ENAMETOOLONG
+// if it does not fit there (however deep the directory, the walk up
+// stops at the buffer's start), then ERANGE if it does not fit the
+// caller's; with the directory unlinked, "(unreachable)"-less Linux
+// reports ENOENT.
 func Getcwd(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	loc := c.FSContext().Cwd()
 	if loc.IsHost() {
@@ -105,15 +109,19 @@ func Getcwd(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 		// "(unreachable)" case is ENOENT for getcwd).
 		return sentry.Err(unix.ENOENT)
 	}
-	cwd := vfs.PathOf(loc.Mount, loc.Dentry)
-	if uintptr(len(cwd)+1) > args[1] {
+	b := c.IOBuf(vfs.PathMax)
+	b[len(b)-1] = 0
+	i, err := vfs.PrependPath(b[:len(b)-1], loc.Mount, loc.Dentry)
+	if err != nil {
+		return sentry.ErrOf(err)
+	}
+	if uintptr(len(b)-i) > args[1] {
 		return sentry.Err(unix.ERANGE)
 	}
-	b := append([]byte(cwd), 0)
-	if err := c.CopyOut(args[0], b); err != nil {
+	if err := c.CopyOut(args[0], b[i:]); err != nil {
 		return sentry.Err(unix.EFAULT)
 	}
-	return sentry.Ret(int64(len(b)))
+	return sentry.Ret(int64(len(b) - i))
 }
 
 // chdirExit takes the working directory a host chdir moved to from the

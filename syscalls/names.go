@@ -180,11 +180,15 @@ func readlinkat(c *sentry.Call, dirfd int32, pathAddr, buf uintptr, size int64) 
 	r, err := resolveAt(c, dirfd, pathAddr, false, true)
 	switch {
 	case err == nil && r.Link.Mount != nil:
-		return copyLink(c, procLinkTarget(r.Link), buf, size)
+		target, err := procLinkTarget(c, r.Link)
+		if err != nil {
+			return sentry.ErrOf(err)
+		}
+		return copyLink(c, target, buf, size)
 	case err == nil && r.LinkText != "":
 		// /proc/self names the guest, not the sentry that may read it
 		// for the guest (readlinkHost).
-		return copyLink(c, r.LinkText, buf, size)
+		return copyLink(c, []byte(r.LinkText), buf, size)
 	}
 	d, res, ok := existing(r, err)
 	if !ok {
@@ -199,11 +203,11 @@ func readlinkat(c *sentry.Call, dirfd int32, pathAddr, buf uintptr, size int64) 
 	if err != nil {
 		return sentry.ErrOf(err)
 	}
-	return copyLink(c, target, buf, size)
+	return copyLink(c, []byte(target), buf, size)
 }
 
 // copyLink copies a link target out, truncated to size, without a NUL.
-func copyLink(c *sentry.Call, target string, buf uintptr, size int64) sentry.Result {
+func copyLink(c *sentry.Call, target []byte, buf uintptr, size int64) sentry.Result {
 	if int64(len(target)) > int64(int32(size)) {
 		target = target[:int32(size)]
 	}
@@ -217,14 +221,23 @@ func copyLink(c *sentry.Call, target string, buf uintptr, size int64) sentry.Res
 // leads to a sentry file (/proc/self/fd/N of a virtual fd, /proc/self/cwd
 // in a sentry directory): the file's path in the guest's tree, with
 // " (deleted)" once unlinked, as proc_fd_link and d_path show it (not the
-// placeholder's "/memfd:").
-func procLinkTarget(l vfs.Location) string {
-	target := vfs.PathOf(l.Mount, l.Dentry)
-	var st unix.Stat_t
-	if l.Dentry.Inode().Stat(&st); st.Nlink == 0 {
-		target += " (deleted)"
+// placeholder's "/memfd:"). As do_proc_readlink's d_path, it is built
+// into one PATH_MAX buffer with its NUL: ENAMETOOLONG if it does not fit
+// (never a truncated path). The bytes are the task's I/O buffer.
+func procLinkTarget(c *sentry.Call, l vfs.Location) ([]byte, error) {
+	const deleted = " (deleted)"
+	b := c.IOBuf(vfs.PathMax)
+	end := len(b) - 1 // the NUL
+	st := c.StatBuf()
+	if l.Dentry.Inode().Stat(st); st.Nlink == 0 {
+		end -= len(deleted)
+		copy(b[end:], deleted)
 	}
-	return target
+	i, err := vfs.PrependPath(b[:end], l.Mount, l.Dentry)
+	if err != nil {
+		return nil, err
+	}
+	return b[i : len(b)-1], nil
 }
 
 // Link is link(old, new).

@@ -111,26 +111,76 @@ type Remounter interface {
 	SetFlags(flags uint32) error
 }
 
-// PathOf is the absolute guest path of d in mount m (d_path).
+// PathMax is the size of the buffer Linux writes a path into for the
+// guest (PATH_MAX, one page, its NUL included): getcwd and the magic
+// links of /proc fail with ENAMETOOLONG for a path that does not fit.
+const PathMax = unix.PathMax
+
+// PrependPath writes the absolute guest path of d in mount m at the end
+// of buf, from d up, across the mounts it sits on, to the root, as
+// Linux's prepend_path: it returns where in buf the path begins, or
+// ENAMETOOLONG as soon as the path does not fit in buf (the walk up stops
+// there, as prepend_name's, so that a deep directory costs no more than
+// len(buf) bytes' worth of levels: every level takes at least two).
+func PrependPath(buf []byte, m *Mount, d Dentry) (int, error) {
+	i := len(buf)
+	for {
+		for d != nil {
+			p := d.Parent()
+			if p == nil {
+				break
+			}
+			name := d.Name()
+			if i < len(name)+1 {
+				return 0, unix.ENAMETOOLONG
+			}
+			i -= len(name)
+			copy(buf[i:], name)
+			i--
+			buf[i] = '/'
+			d = p
+		}
+		if m.Parent == nil {
+			break
+		}
+		// At a guest mount's root: on to its mount point
+		// (mnt_mountpoint in mnt_parent).
+		d, m = m.MountPoint, m.Parent
+	}
+	// A sandbox mount sits on a host directory, Point.
+	point := m.Point
+	if point == "/" {
+		point = ""
+	}
+	if i < len(point) {
+		return 0, unix.ENAMETOOLONG
+	}
+	i -= len(point)
+	copy(buf[i:], point)
+	if i == len(buf) {
+		// The root itself: "/".
+		if i == 0 {
+			return 0, unix.ENAMETOOLONG
+		}
+		i--
+		buf[i] = '/'
+	}
+	return i, nil
+}
+
+// PathOf is the whole absolute guest path of d in mount m, however long
+// (d_path without the page's limit): what the sentry uses itself, and
+// what mountinfo shows (its seq_file grows to fit a path). A path for
+// the guest's getcwd or readlink is PrependPath's, within PathMax.
 func PathOf(m *Mount, d Dentry) string {
-	var parts []string
-	for ; d != nil && d.Parent() != nil; d = d.Parent() {
-		parts = append(parts, d.Name())
+	// The buffer doubles until the path fits: as PrependPath stops at
+	// the end of the buffer, the tries together cost twice the last.
+	for n := 256; ; n *= 2 {
+		buf := make([]byte, n)
+		if i, err := PrependPath(buf, m, d); err == nil {
+			return string(buf[i:])
+		}
 	}
-	p := m.Point
-	if m.Parent != nil {
-		p = PathOf(m.Parent, m.MountPoint)
-	}
-	if p == "/" {
-		p = ""
-	}
-	for i := len(parts) - 1; i >= 0; i-- {
-		p += "/" + parts[i]
-	}
-	if p == "" {
-		return "/"
-	}
-	return p
 }
 
 // mountKey is a mount point: a dentry in a mount.
