@@ -290,12 +290,12 @@ func (t *Task) clearClosing() {
 // (CloseFD) has run, for at most maxCloseWait, before the call puts a
 // file at fd. The table must not be locked.
 func (c *Call) WaitClosed(fd int32) {
-	c.fdt.waitClosed(c.TID, fd)
+	c.fdt.waitClosed(c.TID, fd, time.Now().Add(maxCloseWait))
 }
 
-// waitClosed is WaitClosed for a thread tid that uses the table.
-func (t *FDTable) waitClosed(tid, fd int32) {
-	deadline := time.Now().Add(maxCloseWait)
+// waitClosed is WaitClosed for a thread tid that uses the table, until
+// deadline.
+func (t *FDTable) waitClosed(tid, fd int32, deadline time.Time) {
 	pause := 10 * time.Microsecond
 	for {
 		t.mu.Lock()
@@ -316,7 +316,9 @@ func (t *FDTable) waitClosed(tid, fd int32) {
 // waitCloses waits, as WaitClosed, for every close of the table that the
 // sentry let the kernel run and the kernel may not have run yet: a copy
 // the kernel makes after the entry left the table and before the close
-// ran holds the file, which no window kept (OpenCopyWindow).
+// ran holds the file, which no window kept (OpenCopyWindow). One bound
+// for all: many starved closing threads must not hold the caller (on
+// ptrace, the tracer) for one bound each.
 func (t *FDTable) waitCloses(tid int32) {
 	t.mu.Lock()
 	var fds []int32
@@ -324,8 +326,9 @@ func (t *FDTable) waitCloses(tid int32) {
 		fds = append(fds, fd)
 	}
 	t.mu.Unlock()
+	deadline := time.Now().Add(maxCloseWait)
 	for _, fd := range fds {
-		t.waitClosed(tid, fd)
+		t.waitClosed(tid, fd, deadline)
 	}
 }
 
