@@ -10,9 +10,11 @@ import (
 // the first violation found, or nil:
 //
 //   - the tree: every entry's dentry records its directory, name and a
-//     position below the directory's next one, positions are strictly
-//     increasing in listing order, the name map and the listing agree, no
-//     directory is reachable twice, and only live inodes are reachable;
+//     position below the directory's next one, positions (of entries and
+//     tombstones) are strictly increasing in listing order, the name map
+//     and the listing agree, tombstones are no more than the entries or
+//     minTombstones and none is last, no directory is reachable twice,
+//     and only live inodes are reachable;
 //   - link counts: a non-directory has one link per name, a directory 2 +
 //     its subdirectories, a removed directory 0 and no entries;
 //   - sizes: a directory's is 40 + 20 per entry, a symlink's its target
@@ -138,23 +140,28 @@ func checkDir(d *dentry, dirs map[*inode]*dentry, names map[*inode]int64, stack 
 	if di.freed || di.nlink.Load() == 0 {
 		return fmt.Errorf("directory %d (%q) is reachable but removed", di.ino, d.name)
 	}
-	if len(dd.entries) != len(dd.order) {
-		return fmt.Errorf("directory %d: %d names but %d listed", di.ino, len(dd.entries), len(dd.order))
-	}
 	subdirs := int64(0)
+	live := 0
 	last := int64(firstEntryPos - 1)
-	for _, e := range dd.order {
+	for _, s := range dd.order {
+		e := s.d
 		switch {
+		case s.pos <= last || s.pos >= dd.nextPos:
+			return fmt.Errorf("directory %d: slot at bad position %d (previous %d, next %d)", di.ino, s.pos, last, dd.nextPos)
+		case e == nil:
+			last = s.pos
+			continue // a tombstone
+		case e.pos != s.pos:
+			return fmt.Errorf("directory %d: entry %q at position %d in a slot at position %d", di.ino, e.name, e.pos, s.pos)
 		case e.parent != d:
 			return fmt.Errorf("directory %d: entry %q has another parent", di.ino, e.name)
 		case dd.entries[e.name] != e:
 			return fmt.Errorf("directory %d: listed entry %q is not the one named so", di.ino, e.name)
-		case e.pos <= last || e.pos >= dd.nextPos:
-			return fmt.Errorf("directory %d: entry %q at bad position %d (previous %d, next %d)", di.ino, e.name, e.pos, last, dd.nextPos)
 		case e.inode.freed:
 			return fmt.Errorf("directory %d: entry %q names freed inode %d", di.ino, e.name, e.inode.ino)
 		}
-		last = e.pos
+		live++
+		last = s.pos
 		if e.inode.isDir() {
 			if prev, ok := dirs[e.inode]; ok {
 				return fmt.Errorf("directory %d reachable as %q and %q", e.inode.ino, prev.name, e.name)
@@ -165,6 +172,15 @@ func checkDir(d *dentry, dirs map[*inode]*dentry, names map[*inode]int64, stack 
 		} else {
 			names[e.inode]++
 		}
+	}
+	if live != len(dd.entries) {
+		return fmt.Errorf("directory %d: %d names but %d listed", di.ino, len(dd.entries), live)
+	}
+	if dead := len(dd.order) - live; dead > max(live, minTombstones) {
+		return fmt.Errorf("directory %d: %d tombstones for %d entries", di.ino, dead, live)
+	}
+	if n := len(dd.order); n > 0 && dd.order[n-1].d == nil {
+		return fmt.Errorf("directory %d: a tombstone is last", di.ino)
 	}
 	if got, want := int64(di.nlink.Load()), 2+subdirs; got != want {
 		return fmt.Errorf("directory %d (%q): nlink %d, want %d", di.ino, d.name, got, want)

@@ -1,8 +1,6 @@
 package tmpfs
 
 import (
-	"sort"
-
 	"golang.org/x/sys/unix"
 
 	"sentry/sentry/vfs"
@@ -41,11 +39,32 @@ type dentry struct {
 type dirData struct {
 	// entries maps names to dentries for Lookup.
 	entries map[string]*dentry
-	// order holds the same dentries sorted by pos, for IterDirents.
-	order []*dentry
+	// order holds the same dentries sorted by pos, for IterDirents, and
+	// tombstones (slots whose d is nil) where entries were removed: a
+	// removal only clears its slot, so unlinking a large directory's
+	// entries oldest first is not quadratic (as Linux's offset map, an
+	// xarray/maple tree keyed by offset, erases one key). Tombstones are
+	// squeezed out once they outnumber the entries (and minTombstones),
+	// which costs each removal O(1) amortized; positions are keys, not
+	// indices, so compaction leaves every cursor valid. Tombstones number
+	// len(order) - len(entries).
+	order []dirSlot
 	// nextPos is the position the next entry gets.
 	nextPos int64
 }
+
+// dirSlot is one slot of dirData.order: an entry and its position, or a
+// tombstone (d nil) that keeps the position of a removed entry so that
+// order stays searchable by position without pinning the dentry.
+type dirSlot struct {
+	pos int64
+	d   *dentry
+}
+
+// minTombstones is how many tombstones a directory keeps however few
+// entries it has, so that a small directory's churn (a file made and
+// removed over and over) is not compacted on every other removal.
+const minTombstones = 32
 
 var _ vfs.Dentry = (*dentry)(nil)
 
@@ -108,7 +127,7 @@ func (d *dentry) insertEntryLocked(name string, child *dentry, now int64) {
 	child.pos = dd.nextPos
 	dd.nextPos++
 	dd.entries[name] = child
-	dd.order = append(dd.order, child)
+	dd.order = append(dd.order, dirSlot{child.pos, child})
 	d.inode.mu.Lock()
 	d.inode.size += bogoDirentSize
 	d.inode.mtime, d.inode.ctime = now, now
@@ -129,24 +148,63 @@ func (d *dentry) mirrorDeleteLocked(child *dentry) {
 func (d *dentry) removeEntryLocked(child *dentry, now int64) {
 	dd := d.inode.dir
 	delete(dd.entries, child.name)
-	k := dd.search(child.pos)
-	last := len(dd.order) - 1
-	copy(dd.order[k:], dd.order[k+1:])
-	dd.order[last] = nil // do not pin the removed dentry
-	dd.order = dd.order[:last]
-	if cap(dd.order) > 64 && len(dd.order) < cap(dd.order)/4 {
-		// Give memory back after a directory shrinks a lot.
-		dd.order = append([]*dentry(nil), dd.order...)
-	}
+	dd.order[dd.search(child.pos)].d = nil // do not pin the removed dentry
+	dd.trimLocked()
 	d.inode.mu.Lock()
 	d.inode.size -= bogoDirentSize
 	d.inode.mtime, d.inode.ctime = now, now
 	d.inode.mu.Unlock()
 }
 
-// search returns the index in order of the first entry at position >= pos.
+// trimLocked drops the tombstones at the end of order (the newest entry
+// removed, as a temporary file's create and unlink: free), and compacts
+// order once its tombstones outnumber both its entries and minTombstones,
+// or once it uses under a quarter of its capacity (giving memory back
+// after a directory shrinks a lot). Either is O(len(order)) and comes
+// only after at least len(order)/2 removals since the last one. fs.mu must
+// be held for writing.
+func (dd *dirData) trimLocked() {
+	n := len(dd.order)
+	for n > 0 && dd.order[n-1].d == nil {
+		n--
+	}
+	clear(dd.order[n:])
+	dd.order = dd.order[:n]
+	live := len(dd.entries)
+	dead := n - live
+	switch {
+	case cap(dd.order) > 64 && n < cap(dd.order)/4:
+		dd.order = appendLive(make([]dirSlot, 0, live), dd.order)
+	case dead > minTombstones && dead > live:
+		old := dd.order
+		dd.order = appendLive(old[:0], old)
+		clear(old[live:])
+	}
+}
+
+// appendLive appends the entries of from (tombstones left out) to to,
+// which may share from's array at the same start.
+func appendLive(to, from []dirSlot) []dirSlot {
+	for _, s := range from {
+		if s.d != nil {
+			to = append(to, s)
+		}
+	}
+	return to
+}
+
+// search returns the index in order of the first slot at position >= pos.
 func (dd *dirData) search(pos int64) int {
-	return sort.Search(len(dd.order), func(k int) bool { return dd.order[k].pos >= pos })
+	lo, hi := 0, len(dd.order)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if dd.order[m].pos < pos {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // direntType is the d_type of a mode, as fs_umode_to_dtype.
@@ -154,8 +212,13 @@ func direntType(mode uint32) uint8 {
 	return uint8((mode & unix.S_IFMT) >> 12)
 }
 
-// direntBatch is how many entries IterDirents copies out per lock hold.
-const direntBatch = 32
+// direntBatch is how many entries IterDirents copies out per lock hold,
+// and direntScan how many slots of order (entries and tombstones) it looks
+// at, so that a listing through many tombstones does not hold fs.mu long.
+const (
+	direntBatch = 32
+	direntScan  = 8 * direntBatch
+)
 
 type direntCopy struct {
 	ino  uint64
@@ -184,6 +247,12 @@ func (d *dentry) IterDirents(off int64, fn func(ino uint64, next int64, typ uint
 		d.inode.mu.Unlock()
 	}
 	var batch [direntBatch]direntCopy
+	// limit is the position the walk resumes below: the cursor's, then
+	// that of the last slot looked at, entry or tombstone.
+	limit := int64(revBase)
+	if off > firstEntryPos {
+		limit = revBase - (off - firstEntryPos)
+	}
 	for {
 		d.fs.mu.RLock()
 		if d.inode.nlink.Load() == 0 {
@@ -206,17 +275,19 @@ func (d *dentry) IterDirents(off int64, fn func(ino uint64, next int64, typ uint
 		// Linux 6.18 tmpfs lists the newest entries first: walk the
 		// positions downwards from the cursor's limit.
 		order := d.inode.dir.order
-		limit := int64(revBase)
-		if off > firstEntryPos {
-			limit = revBase - (off - firstEntryPos)
-		}
-		for k := d.inode.dir.search(limit) - 1; k >= 0 && n < direntBatch; k-- {
-			e := order[k]
+		k := d.inode.dir.search(limit) - 1
+		for scan := 0; k >= 0 && n < direntBatch && scan < direntScan; k, scan = k-1, scan+1 {
+			s := order[k]
+			limit = s.pos
+			if s.d == nil {
+				continue
+			}
+			e := s.d
 			batch[n] = direntCopy{e.inode.ino, firstEntryPos + (revBase - e.pos), direntType(e.inode.ftype), e.name}
 			n++
 		}
 		d.fs.mu.RUnlock()
-		if n == 0 {
+		if n == 0 && k < 0 {
 			return nil
 		}
 		for k := range n {
@@ -224,6 +295,6 @@ func (d *dentry) IterDirents(off int64, fn func(ino uint64, next int64, typ uint
 				return nil
 			}
 		}
-		off = batch[n-1].next
+		off = firstEntryPos // "." and ".." are behind
 	}
 }

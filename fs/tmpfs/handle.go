@@ -74,7 +74,11 @@ func (fs *Filesystem) linkedLocked(d *dentry) bool {
 // findAliasLocked looks for a linked dentry of i under dir. fs.mu must be
 // held.
 func (fs *Filesystem) findAliasLocked(dir *dentry, i *inode) *dentry {
-	for _, c := range dir.inode.dir.order {
+	for _, s := range dir.inode.dir.order {
+		c := s.d
+		if c == nil {
+			continue // a tombstone
+		}
 		if c.inode == i {
 			return c
 		}

@@ -137,8 +137,8 @@ func (fs *Filesystem) exchangeLocked(od, old, nd, target *dentry, now int64) {
 	oldName, newName := old.name, target.name
 	ko := od.inode.dir.search(old.pos)
 	kt := nd.inode.dir.search(target.pos)
-	od.inode.dir.order[ko] = target
-	nd.inode.dir.order[kt] = old
+	od.inode.dir.order[ko].d = target
+	nd.inode.dir.order[kt].d = old
 	od.inode.dir.entries[oldName] = target
 	nd.inode.dir.entries[newName] = old
 	old.parent, target.parent = nd, od
