@@ -78,9 +78,7 @@ func (k *Kernel) Syscall(tid int32, sysno uintptr, args *platform.SyscallArgs, s
 		}
 		return platform.Result{Action: platform.Rewrite, Sysno: sysno, Args: *args}
 	}
-	// A call that began a table copy and saw no exit (a failed exec of a
-	// host file) holds its snapshot no longer.
-	t.DropTableCopy()
+	t.endWindows()
 	res := k.serve(c)
 	switch res.Action {
 	case platform.Install:
@@ -138,7 +136,7 @@ func (k *Kernel) SyscallNotify(tid int32, sysno uintptr, args *platform.SyscallA
 		return platform.Result{Action: platform.Done, Ret: next.then.Exit(c, 0)}
 	}
 	k.Counters.Notified.Add(1)
-	t.DropTableCopy()
+	t.endWindows()
 	c := t.begin(sysno, args)
 	c.notified, c.notifID, c.ip = true, id, ip
 	res := k.serve(c)

@@ -312,6 +312,20 @@ func (t *Task) BeginTableCopy() {
 	}
 }
 
+// endWindows closes, at a new call of the task (not a reissue, not an
+// install call), the copy windows its last call left open: a clone that
+// failed (no event consumed its record) or an exec of a host file that
+// failed (no event took its window). Left open, a window keeps every
+// description that leaves the table: their release, and what Linux does
+// at a file's last close (locks, space, close events), waited for the
+// thread's next clone or exec.
+func (t *Task) endWindows() {
+	if t.forking.fds != nil {
+		t.forking.release()
+	}
+	t.DropTableCopy()
+}
+
 // DropTableCopy releases what BeginTableCopy recorded (the call failed,
 // or never reached its exit).
 func (t *Task) DropTableCopy() {
