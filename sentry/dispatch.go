@@ -245,6 +245,11 @@ func (k *Kernel) SyscallExit(tid int32, ret int64) int64 {
 		c.then = nil
 		ret = then.Exit(c, ret)
 	}
+	if !t.next.pending {
+		// The call (and its chain) is over: a window its event or
+		// exit did not take (a clone or an exec that failed) ends.
+		t.endWindows()
+	}
 	k.complete(c, ret, c.traceServed)
 	c.rewritten = false
 	return ret

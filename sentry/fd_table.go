@@ -235,8 +235,11 @@ type goneEntry struct {
 // leaves is not kept, and a copy may miss it.
 const maxGone = 1 << 16
 
-// OpenCopyWindow starts a window on the table; Close ends it.
-func (t *FDTable) OpenCopyWindow() *CopyWindow {
+// OpenCopyWindow starts a window on the table; Close ends it. Only a
+// recording window keeps what leaves the table meanwhile: in a table no
+// other task uses, nothing can leave it while its only user is in the
+// call.
+func (t *FDTable) OpenCopyWindow(recording bool) *CopyWindow {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := &CopyWindow{t: t, before: make(map[int32]fdEntry, len(t.entries))}
@@ -244,7 +247,9 @@ func (t *FDTable) OpenCopyWindow() *CopyWindow {
 		e.file.IncRef()
 		w.before[fd] = e
 	}
-	t.windows = append(t.windows, w)
+	if recording {
+		t.windows = append(t.windows, w)
+	}
 	return w
 }
 

@@ -252,9 +252,25 @@ func (t *Task) SetCloneFlags(f uint64) {
 	t.forking.release()
 	t.forking.flags = f
 	if f&unix.CLONE_FILES == 0 || f&unix.CLONE_VFORK != 0 {
-		t.fdt.waitCloses(t.TID)
-		t.forking.fds = t.fdt.OpenCopyWindow()
+		shared := t.fdt.Shared()
+		if shared {
+			t.fdt.waitCloses(t.TID)
+		}
+		t.forking.fds = t.fdt.OpenCopyWindow(shared)
 	}
+}
+
+// RecordingWindow reports whether the task's call opened a window that
+// keeps what leaves a shared table (SetCloneFlags, BeginTableCopy): the
+// call must then be seen at its exit, where a window its event did not
+// take is closed (Kernel.SyscallExit). Left to the thread's next call, a
+// clone that failed or an exec that failed, by a thread that then made
+// no trapped call for as long as it liked (a sleep), kept every file the
+// other threads closed open in the sentry: their locks held, and the
+// sentry's descriptors used up (a red-team probe: EMFILE for every open
+// of the sandbox after 20,000 closes).
+func (t *Task) RecordingWindow() bool {
+	return t.copying != nil || (t.forking.fds != nil && t.fdt.Shared())
 }
 
 // Creds are the credentials the task acts with on the sentry's files.
@@ -308,7 +324,7 @@ func (t *Task) BeginTableCopy() {
 	t.DropTableCopy()
 	if t.fdt.Shared() {
 		t.fdt.waitCloses(t.TID)
-		t.copying = t.fdt.OpenCopyWindow()
+		t.copying = t.fdt.OpenCopyWindow(true)
 	}
 }
 

@@ -26,12 +26,22 @@ import (
 // as an argument (execScript), from its own backing when it is a file of
 // the sentry's too.
 func Execve(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	return execveat(c, unix.AT_FDCWD, args[0], args[1], args[2], 0)
+	return seenIfCopying(c, execveat(c, unix.AT_FDCWD, args[0], args[1], args[2], 0))
 }
 
 // Execveat is execveat(dirfd, path, argv, envp, flags); see Execve.
 func Execveat(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
-	return execveat(c, int32(args[0]), args[1], args[2], args[3], uint32(args[4]))
+	return seenIfCopying(c, execveat(c, int32(args[0]), args[1], args[2], args[3], uint32(args[4])))
+}
+
+// seenIfCopying makes a call the host runs (an exec, a clone) that opened
+// a window on a shared table stop at its exit too, where the window ends
+// if its event did not take it (Task.RecordingWindow).
+func seenIfCopying(c *sentry.Call, r sentry.Result) sentry.Result {
+	if r.Action == platform.Passthrough && c.RecordingWindow() {
+		c.ThenAtExit(sentry.Identity{})
+	}
+	return r
 }
 
 func execveat(c *sentry.Call, dirfd int32, pathAddr, argv, envp uintptr, flags uint32) sentry.Result {
@@ -338,7 +348,7 @@ func Clone(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	}
 	c.SetCloneFlags(flags)
 	if flags&unix.CLONE_UNTRACED == 0 {
-		return sentry.Pass()
+		return seenIfCopying(c, sentry.Pass())
 	}
 	na := *args
 	na[0] &^= unix.CLONE_UNTRACED
@@ -452,13 +462,13 @@ func Seccomp(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 // Fork is clone(SIGCHLD).
 func Fork(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	c.SetCloneFlags(uint64(unix.SIGCHLD))
-	return sentry.Pass()
+	return seenIfCopying(c, sentry.Pass())
 }
 
 // Vfork is clone(CLONE_VM|CLONE_VFORK|SIGCHLD).
 func Vfork(c *sentry.Call, args *platform.SyscallArgs) sentry.Result {
 	c.SetCloneFlags(unix.CLONE_VM | unix.CLONE_VFORK | uint64(unix.SIGCHLD))
-	return sentry.Pass()
+	return seenIfCopying(c, sentry.Pass())
 }
 
 // Setid serves the set*id calls (setuid, setresgid, setgroups, capset,

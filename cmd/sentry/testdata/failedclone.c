@@ -2,17 +2,30 @@
  * sentry keep the table as it was at the clone's entry until the
  * thread's next clone: a file closed after it stayed open in the sentry,
  * and with it what Linux ends at the last close (here an flock another
- * process then waits for). Prints "ok" when the lock is free once the
- * holder closed its file. Usage: failedclone DIR. */
+ * process then waits for). With THREAD, the clone fails in a second
+ * thread, which then sleeps: no next call of its own ends what it left.
+ * Prints "ok" when the lock is free once the holder closed its file.
+ * Usage: failedclone DIR [THREAD]. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static volatile int failed;
+
+static void *fail_and_sleep(void *arg) {
+	(void)arg;
+	failed = syscall(SYS_clone, CLONE_SIGHAND, 0, 0, 0, 0) == -1 && errno == EINVAL ? 1 : -1;
+	for (;;)
+		pause();
+	return NULL;
+}
 
 int main(int argc, char **argv) {
 	if (argc < 2)
@@ -36,7 +49,14 @@ int main(int argc, char **argv) {
 	int fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0644);
 	if (fd < 0 || flock(fd, LOCK_EX) != 0)
 		return 1;
-	if (syscall(SYS_clone, CLONE_SIGHAND, 0, 0, 0, 0) != -1 || errno != EINVAL) {
+	if (argc > 2) {
+		pthread_t th;
+		pthread_create(&th, NULL, fail_and_sleep, NULL);
+		while (!failed)
+			usleep(1000);
+	} else
+		failed = syscall(SYS_clone, CLONE_SIGHAND, 0, 0, 0, 0) == -1 && errno == EINVAL ? 1 : -1;
+	if (failed != 1) {
 		printf("clone did not fail with EINVAL\n");
 		return 1;
 	}
