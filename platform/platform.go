@@ -120,7 +120,7 @@ type Supervisor interface {
 	// (its syscall instruction runs again), as the second step of a call
 	// the sentry serves in two (exec of a sentry file: a placeholder, then
 	// execveat on it). The guest's argument registers are then args.
-	Reissue(tid int32) (sysno uintptr, args *SyscallArgs, ok bool)
+	Reissue(tid int32) (sysno uintptr, args SyscallArgs, ok bool)
 	// NewTask is called when thread parent has created thread or process
 	// child (kind is NewTaskClone, NewTaskFork, NewTaskVfork or
 	// NewTaskOrphan), before child runs any guest code.

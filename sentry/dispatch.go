@@ -256,20 +256,21 @@ func (k *Kernel) SyscallExit(tid int32, ret int64) int64 {
 }
 
 // Reissue implements platform.Supervisor.Reissue.
-func (k *Kernel) Reissue(tid int32) (uintptr, *platform.SyscallArgs, bool) {
+func (k *Kernel) Reissue(tid int32) (uintptr, platform.SyscallArgs, bool) {
 	t := k.Task(tid)
 	if t == nil {
-		return 0, nil, false
+		return 0, platform.SyscallArgs{}, false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.next.pending {
-		return 0, nil, false
+		return 0, platform.SyscallArgs{}, false
 	}
 	t.next.pending = false
-	// The platform copies the arguments into registers before the thread
-	// runs again, so before anything changes t.next.
-	return t.next.sysno, &t.next.args, true
+	// A copy, taken under the lock: the reissued call may never come
+	// (a guest's own filter), and the thread's next call, notified, then
+	// clears t.next on another thread.
+	return t.next.sysno, t.next.args, true
 }
 
 // completeInstall serves the install call (platform.SysInstallFD) that a

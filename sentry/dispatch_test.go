@@ -297,7 +297,7 @@ func TestReissue(t *testing.T) {
 				t.Fatalf("reissuer's exit: %d", got)
 			}
 			nr, args, ok := e.k.Reissue(e.tid)
-			if !ok || nr != nrReissued || *args != (platform.SyscallArgs{7, 8}) {
+			if !ok || nr != nrReissued || args != (platform.SyscallArgs{7, 8}) {
 				t.Fatalf("Reissue: %d %v %v", nr, args, ok)
 			}
 			if _, _, ok := e.k.Reissue(e.tid); ok {

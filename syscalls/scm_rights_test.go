@@ -86,7 +86,7 @@ func TestReceivedDescriptors(t *testing.T) {
 		t.Fatalf("unplaceable store file: reissue %v %d %v, want close_range(%d, %d)", ok, sysno, args, anew, anew)
 	}
 	// The reissued close_range's exit gives the guest recvmsg's result.
-	h.args = *args
+	h.args = args
 	if r := h.k.Syscall(h.tid, sysno, &h.args, h.sp()); r.Action != platform.Rewrite {
 		t.Fatalf("reissued close_range: %+v", r)
 	}
