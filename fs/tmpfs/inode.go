@@ -452,10 +452,18 @@ func (i *inode) altNames() (a, b byte, ok bool) {
 	return 0, 0, false
 }
 
-// touchCtime sets ctime to now (inode_set_ctime_current).
+// touchCtime sets ctime to now (inode_set_ctime_current). A regular
+// file's is its backing's, moved by a chmod to the mode the backing has
+// (bumpCtime), under i.mu: a chmod of the file (SetAttr, which mirrors
+// the mode to the backing under i.mu) between bumpCtime's stat and its
+// chmod was undone, the backing left with the old mode (a random guest's
+// link or unlink racing its chmod: "backing mode 100700, inode mode
+// 100260"), and the host's checks at exec or write with it.
 func (i *inode) touchCtime(now int64) {
 	if i.isRegular() {
+		i.mu.Lock()
 		i.fs.store.bumpCtime(i.ino)
+		i.mu.Unlock()
 		return
 	}
 	i.mu.Lock()
