@@ -524,22 +524,26 @@ func TestFailedCloneHoldsNothing(t *testing.T) {
 // descriptor behind (35 on ptrace, 595 on unotify in 100 rounds). Now the
 // install call restarts whatever SA_RESTART says, and a signal waits for
 // the reissued call's entry. A child of the jumping handler is sometimes
-// killed by SIGSEGV, on the old code too (1-8 in 100): seen, not fixed,
-// logged.
+// killed by SIGSEGV, natively too (1 in 50 on a loaded machine; more
+// often in the sandbox, on the old code too): logged, not counted.
 func TestExecUnderSignals(t *testing.T) {
 	bin := buildC(t, "execsignal")
-	if native := runCmd(t, "", bin, tempDirIn(t, "/dev/shm", "sentry-execsignal-"), "50"); native.stdout != "ok 0 bad 0 killed 0 left 0\n" {
-		t.Fatalf("native: %+v", native)
+	for _, run := range []struct {
+		name string
+		r    result
+	}{
+		{"native", runCmd(t, "", bin, tempDirIn(t, "/dev/shm", "sentry-execsignal-"), "50")},
+		{"sandbox", sandboxedWithin(t, 2*time.Minute, bin, "/tmp", "100")},
+	} {
+		var ok, bad, killed, left int
+		if n, _ := fmt.Sscanf(run.r.stdout, "ok %d bad %d killed %d left %d", &ok, &bad, &killed, &left); n != 4 || run.r.code != 0 {
+			t.Fatalf("%s: %+v", run.name, run.r)
+		}
+		if ok != 0 || bad != 0 || left != 0 {
+			t.Errorf("%s: %s: want no exec failing, none but ENOEXEC, no descriptor left", run.name, strings.TrimSpace(run.r.stdout))
+		}
+		t.Logf("%s: %s", run.name, strings.TrimSpace(run.r.stdout))
 	}
-	r := sandboxedWithin(t, 2*time.Minute, bin, "/tmp", "100")
-	var ok, bad, killed, left int
-	if n, _ := fmt.Sscanf(r.stdout, "ok %d bad %d killed %d left %d", &ok, &bad, &killed, &left); n != 4 || r.code != 0 {
-		t.Fatalf("sandbox: %+v", r)
-	}
-	if ok != 0 || bad != 0 || left != 0 {
-		t.Errorf("%s: want no exec failing, none but ENOEXEC, no descriptor left", strings.TrimSpace(r.stdout))
-	}
-	t.Logf("%s", strings.TrimSpace(r.stdout))
 }
 
 // TestForkOfAKilledParent: processes killed (SIGKILL) at random while
